@@ -1,0 +1,17 @@
+/**
+ * The CCR store: originals of everything the engine removed, by content hash.
+ * Implementations: memory (LRU with TTL), file (~/.svc/ccr), redis.
+ */
+export interface CcrStore {
+  /** Stores `original` under `hash` (as computed by `contentHash`). Idempotent. */
+  put(hash: string, original: string): Promise<void>;
+  /** The original, or undefined when unknown or expired. */
+  get(hash: string): Promise<string | undefined>;
+  /** Releases resources (timers, connections). */
+  close?(): Promise<void>;
+}
+
+/** Writes every entry of an engine output; throws if any write fails. */
+export async function putAll(store: CcrStore, entries: Map<string, string>): Promise<void> {
+  await Promise.all([...entries].map(([hash, original]) => store.put(hash, original)));
+}

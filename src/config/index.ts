@@ -1,0 +1,3 @@
+export { configFlags } from './flags.js';
+export { type Config, OPTIONS, type OptionSpec } from './options.js';
+export { optionsFor, resolveConfig } from './resolve.js';

@@ -1,0 +1,88 @@
+/**
+ * The engine's data model. The engine speaks the chat format of spec section 2
+ * (`{role, content, tool_calls?, tool_call_id?}`); provider formats convert to
+ * and from it in `src/formats/`.
+ */
+
+/** A text part of a message's content array. */
+export interface TextPart {
+  type: 'text';
+  text: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * Any other content part (images, documents, thinking blocks, ...). The engine
+ * never changes a part it does not understand: it is passed through as is.
+ */
+export interface OpaquePart {
+  type: string;
+  [extra: string]: unknown;
+}
+
+export type ContentPart = TextPart | OpaquePart;
+
+/** One tool call of an assistant message (chat-completions shape). */
+export interface ToolCall {
+  id: string;
+  type: 'function' | string;
+  function: { name: string; arguments: string };
+  [extra: string]: unknown;
+}
+
+/** A chat-format message, the unit the engine reads and writes. */
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | string;
+  content: string | ContentPart[] | null;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  [extra: string]: unknown;
+}
+
+/** The compression result of spec section 2, plus engine-side extras. */
+export interface CompressionResult {
+  messages: ChatMessage[];
+  tokens_before: number;
+  tokens_after: number;
+  tokens_saved: number;
+  compression_ratio: number;
+  transforms_applied: string[];
+  ccr_hashes: string[];
+}
+
+/**
+ * What the engine returns: the public result plus the originals that its
+ * markers refer to. The caller writes `ccrEntries` to a CCR store before it
+ * uses `result`; if that write fails it must use the original messages
+ * instead (principle 3: never emit a marker the model cannot redeem).
+ */
+export interface EngineOutput {
+  result: CompressionResult;
+  /** hash -> original text, for every marker in `result.messages`. */
+  ccrEntries: Map<string, string>;
+  /**
+   * For each output message, the index of the input message it came from, or
+   * -1 for a message the engine inserted (a drop marker). Identity when no
+   * message was dropped.
+   */
+  messageOrigin: number[];
+  /** Indices of input messages whose content the engine changed. */
+  changed: Set<number>;
+}
+
+/** Counts tokens for one model family. Implementations memoize by content. */
+export interface Tokenizer {
+  /** Name of the encoding, or `estimate` for non-OpenAI models. */
+  readonly encoding: string;
+  /** True when counts are exact BPE counts for the model. */
+  readonly exact: boolean;
+  countText(text: string): number;
+  countMessages(messages: readonly ChatMessage[]): number;
+}
+
+/** Memoization of per-content results across requests (principle 4). */
+export interface ContentMemo {
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+}

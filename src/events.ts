@@ -1,0 +1,75 @@
+import { EventEmitter } from 'node:events';
+
+/** Usage the upstream reported for one response (tokens). */
+export interface ReportedUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** How a request was handled. Bounded set: used as a metrics label. */
+export type RequestMode = 'optimize' | 'passthrough' | 'cached' | 'bypass' | 'compress' | 'rejected';
+
+/** One per request, when its response has ended (or failed). */
+export interface RequestFinishedEvent {
+  time: Date;
+  /** Request path, e.g. `/v1/messages`. */
+  path: string;
+  format: 'messages' | 'chat' | 'compress' | 'other';
+  mode: RequestMode;
+  model: string | undefined;
+  stream: boolean;
+  /** Status sent to the client. */
+  status: number;
+  /** Status the upstream answered, when it was called. */
+  upstreamStatus: number | undefined;
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensSaved: number;
+  transforms: string[];
+  /** Whole request, first byte in to last byte out. */
+  latencyMs: number;
+  /** Time spent in svc before the upstream was called (parse, compress, splice). */
+  overheadMs: number;
+  usage: ReportedUsage | undefined;
+  /** USD of this request, from usage or counted tokens; undefined when unknown (unknown model). */
+  costUsd: number | undefined;
+  /** USD saved by compression; undefined when unknown. */
+  savingsUsd: number | undefined;
+  cached: boolean;
+  rateLimited: boolean;
+  /** Compression threw and the original was forwarded (fail-open). */
+  compressionFailed: boolean;
+  /** Error code when svc answered with an error of its own. */
+  errorCode: string | undefined;
+  /** sha256 prefix of the client's key, never the key. */
+  keyHash: string | undefined;
+}
+
+export interface RetrievedEvent {
+  time: Date;
+  hash: string;
+  query: string | undefined;
+  found: boolean;
+  /** `endpoint`, `cli` or `tool` (answered inside the proxy's retrieval loop). */
+  via: 'endpoint' | 'cli' | 'tool';
+}
+
+export interface SvcEvents {
+  'request.finished': [RequestFinishedEvent];
+  retrieved: [RetrievedEvent];
+}
+
+/**
+ * The event bus observers subscribe to (stats, metrics, logs, TOIN). The
+ * request path emits; it does not call observers one by one.
+ */
+export class SvcEventBus extends EventEmitter<SvcEvents> {}
+
+/** A new bus; one per server instance. */
+export function createEventBus(): SvcEventBus {
+  const bus = new SvcEventBus();
+  bus.setMaxListeners(50);
+  return bus;
+}

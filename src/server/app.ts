@@ -1,0 +1,99 @@
+import type { AddressInfo } from 'node:net';
+import polka, { type Polka } from 'polka';
+import { createMemoryCcrStore } from '../ccr/memory-store.js';
+import type { CcrStore } from '../ccr/store.js';
+import type { Config } from '../config/options.js';
+import { createEventBus } from '../events.js';
+import { createLogger, type Logger } from '../log.js';
+import { VERSION } from '../version.js';
+import type { ServerContext } from './context.js';
+import { healthRoutes } from './health.js';
+import { sendError } from './respond.js';
+
+/** A part of the server: registers its routes and may extend the context. */
+export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
+
+/** The route plugins, in registration order. Each part adds one line here. */
+const PLUGINS: RoutePlugin[] = [healthRoutes];
+
+export interface SvcServerOptions {
+  config: Config;
+  logger?: Logger;
+  /** Clock for tests. */
+  now?: () => number;
+  ccr?: CcrStore;
+}
+
+export interface SvcServer {
+  ctx: ServerContext;
+  /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`). */
+  listen(): Promise<string>;
+  /** Stops accepting, waits for in-flight requests (bounded), runs close hooks. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Builds the polka app and its context. */
+export async function createSvcServer(options: SvcServerOptions): Promise<SvcServer> {
+  const { config } = options;
+  const now = options.now ?? Date.now;
+  const ctx: ServerContext = {
+    config,
+    bus: createEventBus(),
+    ccr: options.ccr ?? createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000 }),
+    logger: options.logger ?? createLogger({ level: config.logLevel }),
+    now,
+    version: VERSION,
+    startedAt: now(),
+    onClose: [],
+  };
+  const app = polka({
+    onError(err, _req, res) {
+      ctx.logger.error('unhandled error in a route', { error: String(err) });
+      if (!res.headersSent) sendError(res, 'chat', 500, 'internal_error', 'internal error');
+      else res.destroy(err);
+    },
+    onNoMatch(req, res) {
+      sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
+    },
+  });
+  for (const plugin of PLUGINS) await plugin(app, ctx);
+
+  let closing: Promise<void> | undefined;
+  return {
+    ctx,
+    listen() {
+      return new Promise((resolve, reject) => {
+        app.listen(config.port, config.host);
+        const server = app.server!;
+        server.keepAliveTimeout = 65_000;
+        server.once('error', reject);
+        server.once('listening', () => {
+          const addr = server.address() as AddressInfo;
+          const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+          resolve(`http://${host}:${addr.port}`);
+        });
+      });
+    },
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        const server = app.server;
+        if (server?.listening) {
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeIdleConnections();
+          const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+          await closed;
+          clearTimeout(timer);
+        }
+        for (const hook of ctx.onClose.reverse()) {
+          try {
+            await hook();
+          } catch (err) {
+            ctx.logger.error('shutdown hook failed', { error: String(err) });
+          }
+        }
+        await ctx.ccr.close?.();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type { CcrStore } from '../ccr/store.js';
+import type { Config } from '../config/options.js';
+import type { SvcEventBus } from '../events.js';
+import type { Logger } from '../log.js';
+
+/**
+ * Everything a route needs, built once per server instance. Later parts
+ * (stats, cache, rate limit, budget, TOIN) add their own fields here.
+ */
+export interface ServerContext {
+  config: Config;
+  bus: SvcEventBus;
+  ccr: CcrStore;
+  logger: Logger;
+  /** Milliseconds since the epoch; injectable for tests. */
+  now: () => number;
+  /** svc version, from package.json. */
+  version: string;
+  /** Start-up time (ms since epoch). */
+  startedAt: number;
+  /**
+   * Hooks run on shutdown after the server stopped accepting (flush files,
+   * close stores). Registered by the parts that need them.
+   */
+  onClose: Array<() => Promise<void> | void>;
+}
