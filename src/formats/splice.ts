@@ -20,7 +20,7 @@ function writeContent(
 ): void {
   if (before === after) return;
   if (typeof before === 'string' && typeof after === 'string' && before === after) return;
-  const fail = (why: string): never => {
+  const fail: (why: string) => never = (why) => {
     throw new UnspliceableError(`message ${at}: ${why}`);
   };
   if (origin.text) {
@@ -30,7 +30,7 @@ function writeContent(
   }
   const parts = origin.parts;
   const old = Array.isArray(before) ? before : [];
-  if (!parts) return fail('content the body cannot hold changed');
+  if (!parts) fail('content the body cannot hold changed');
   if (typeof after === 'string') {
     const texts = old.flatMap((p, k) => (p.type === 'text' ? [k] : []));
     if (texts.length !== 1) fail('parts became one string');
@@ -38,7 +38,7 @@ function writeContent(
     return;
   }
   if (after === null && old.length === 0) return;
-  if (!Array.isArray(after) || after.length !== old.length) return fail('the number of parts changed');
+  if (!Array.isArray(after) || after.length !== old.length) fail('the number of parts changed');
   after.forEach((part, k) => {
     const was = old[k]!;
     if (was.type === 'text' && part.type === 'text') {

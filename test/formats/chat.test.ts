@@ -17,7 +17,7 @@ describe('chat format', () => {
 
   it('passes the original message objects to the engine', () => {
     expect(parsed).toMatchObject({ format: 'chat', model: 'gpt-4o', stream: false, maxTokens: undefined });
-    parsed.messages.forEach((m, i) => expect(m).toBe(BODY.messages[i]));
+    for (const [i, m] of parsed.messages.entries()) expect(m).toBe(BODY.messages[i]);
     expect(parsed.origins[1]!.parts).toEqual([
       ['messages', 1, 'content', 0],
       ['messages', 1, 'content', 1],
@@ -61,7 +61,7 @@ describe('chat format', () => {
       spliceRequest(chatFormat, text, p, fake(p.messages, { model: 'gpt-4o' }) as EngineOutput)!,
     );
     expect(out.messages[0].content[0].text).toMatch(/^FAKExxxx/);
-    expect(out.messages[0].content[1]).toEqual(body.messages[0].content[1]);
+    expect(out.messages[0].content[1]).toEqual(body.messages[0]!.content[1]);
   });
 
   it('usage from JSON: cached tokens split out of prompt_tokens', () => {
