@@ -3,10 +3,13 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { compressMessages } from '../engine/index.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
+import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
+import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { healthRoutes } from './health.js';
 import { sendError } from './respond.js';
 
@@ -14,7 +17,7 @@ import { sendError } from './respond.js';
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes];
+const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes];
 
 export interface SvcServerOptions {
   config: Config;
@@ -22,6 +25,8 @@ export interface SvcServerOptions {
   /** Clock for tests. */
   now?: () => number;
   ccr?: CcrStore;
+  /** The engine; default `compressMessages`. Tests inject a deterministic fake. */
+  compress?: CompressFn;
 }
 
 export interface SvcServer {
@@ -45,6 +50,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
+    compress: options.compress ?? compressMessages,
+    engineMemo: createEngineMemo(),
   };
   const app = polka({
     onError(err, _req, res) {

@@ -1,7 +1,9 @@
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
+import type { CompressFn } from './engine-call.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -23,4 +25,8 @@ export interface ServerContext {
    * close stores). Registered by the parts that need them.
    */
   onClose: Array<() => Promise<void> | void>;
+  /** The engine entry point (injectable for tests). */
+  compress: CompressFn;
+  /** Per-content memo shared by every engine call of this server (principle 4). */
+  engineMemo: ContentMemo;
 }
