@@ -48,6 +48,8 @@ export interface ChatView {
 }
 
 const DROP_MARKER_RE = /\[svc: (\d+) messages omitted/g;
+// The service's marker format: `[svc: 87 items omitted (note); retrieve with svc_retrieve hash=3fa9...]`.
+const ANY_MARKER_RE = /\[svc: \d+ \w+ omitted(?: \([^)\]\n]*\))?; retrieve with \w+ hash=[0-9a-f]+\]/g;
 const MAX_ALIGN_STEPS = 100_000;
 
 /** Chat content for a view's slots: a string when the source was one string. */
@@ -105,30 +107,43 @@ type AlignOp =
   | { kind: 'keep'; view: number; out: ChatMessage }
   | { kind: 'drop'; from: number; count: number; marker: ChatMessage };
 
+/** True when a message holds nothing but markers: the shape of a drop marker. */
+function isMarkerOnly(message: ChatMessage): boolean {
+  return textsOf(message.content).join('').replace(ANY_MARKER_RE, '').trim() === '';
+}
+
 /**
  * Aligns the service's messages with the view: each output message is either
- * a kept view message or a drop marker standing for the next N. Backtracks at
- * markers that could also be a kept message; null when nothing fits.
+ * a kept view message or a drop marker standing for the next N. Where both
+ * readings fit, the likelier one is tried first (drop for a marker-only
+ * message, keep for a message that merely mentions one) and the other on
+ * backtracking. Null when nothing fits.
  */
 function align(view: ViewMessage[], out: ChatMessage[]): AlignOp[] | null {
-  const choices: Array<{ i: number; j: number; ops: number }> = [];
+  const choices: Array<{ i: number; j: number; ops: number; alt: 'keep' | 'drop' }> = [];
   const ops: AlignOp[] = [];
   let i = 0;
   let j = 0;
-  let forceKeep = false;
+  let forced: 'keep' | 'drop' | undefined;
   for (let steps = 0; steps < MAX_ALIGN_STEPS; steps++) {
     if (j === out.length && i === view.length) return ops;
     const o = out[j];
-    const n = o && !forceKeep ? droppedCount(o) : 0;
+    const n = o ? droppedCount(o) : 0;
     const canDrop = n > 0 && i + n <= view.length && view.slice(i, i + n).every((v) => v.message >= 0);
     const canKeep = o !== undefined && i < view.length && matches(view[i]!, o);
-    forceKeep = false;
-    if (canDrop) {
-      if (canKeep) choices.push({ i, j, ops: ops.length });
+    let take: 'keep' | 'drop' | undefined = forced;
+    forced = undefined;
+    if (take === undefined && canDrop && canKeep) {
+      take = isMarkerOnly(o!) ? 'drop' : 'keep';
+      choices.push({ i, j, ops: ops.length, alt: take === 'drop' ? 'keep' : 'drop' });
+    } else if (take === undefined) {
+      take = canDrop ? 'drop' : canKeep ? 'keep' : undefined;
+    }
+    if (take === 'drop') {
       ops.push({ kind: 'drop', from: i, count: n, marker: o! });
       i += n;
       j++;
-    } else if (canKeep) {
+    } else if (take === 'keep') {
       ops.push({ kind: 'keep', view: i, out: o! });
       i++;
       j++;
@@ -137,7 +152,7 @@ function align(view: ViewMessage[], out: ChatMessage[]): AlignOp[] | null {
       if (!choice) return null;
       ({ i, j } = choice);
       ops.length = choice.ops;
-      forceKeep = true;
+      forced = choice.alt;
     }
   }
   return null;
