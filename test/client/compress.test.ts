@@ -42,14 +42,17 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: any error class constructor
+type ErrorClass = abstract new (...args: any[]) => SvcClientError;
+
 type Scenario = {
   name: string;
   /** Starts what the client talks to; returns its base URL and a request counter. */
   start: () => Promise<{ url: string; attempts: () => number }>;
   timeout?: number;
   /** With fallback on: 'fallback' or the error class thrown. */
-  withFallback: 'fallback' | typeof SvcClientError;
-  withoutFallback: typeof SvcClientError;
+  withFallback: 'fallback' | ErrorClass;
+  withoutFallback: ErrorClass;
   status?: number;
   attempts: number | null;
 };

@@ -10,7 +10,7 @@ export interface Received {
   json: unknown;
 }
 
-export type MockHandler = (req: Received, res: ServerResponse, index: number) => void | Promise<void>;
+export type MockHandler = (req: Received, res: ServerResponse, index: number) => unknown;
 
 /** A node:http server on 127.0.0.1 port 0 that records every request. */
 export interface MockServer {
