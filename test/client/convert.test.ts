@@ -67,9 +67,8 @@ describe('Anthropic <-> chat view', () => {
     expect(result).not.toBe(request);
     expect(result.system).toBe(request.system);
     for (const i of [0, 1, 3, 4]) expect(result.messages[i]).toBe(request.messages[i]);
-    const [before, after] = [request.messages[2]!.content, result.messages[2]!.content] as Array<
-      Array<Record<string, unknown>>
-    >;
+    const before = request.messages[2]!.content as Array<Record<string, unknown>>;
+    const after = result.messages[2]!.content as Array<Record<string, unknown>>;
     expect(after[2]).toBe(before[2]);
     expect((after[1]!.content as unknown[])[1]).toBe((before[1]!.content as unknown[])[1]);
     // Key order of a spliced block is kept (cache_control stays after content).
