@@ -15,7 +15,7 @@ export const LONG_LOG = Array.from(
 /** A messages-format request body (Anthropic). */
 export function anthropicRequest() {
   return {
-    model: 'claude-sonnet-4-5',
+    model: 'claude-test-1',
     max_tokens: 1024,
     system: [
       { type: 'text', text: 'You are a careful coding agent.', cache_control: { type: 'ephemeral' } },
