@@ -142,7 +142,10 @@ export class CompressionClient {
    * Throws `SvcNotFoundError` for an unknown or expired hash. No fallback:
    * there is nothing to fall back to.
    */
-  async retrieve(hash: string, options: Pick<CompressCallOptions, 'timeout' | 'retries' | 'signal'> = {}) {
+  async retrieve(
+    hash: string,
+    options: Pick<CompressCallOptions, 'timeout' | 'retries' | 'signal'> = {},
+  ): Promise<RetrieveResult> {
     if (typeof hash !== 'string' || hash === '') {
       throw new SvcClientError('SVC_CLIENT_BAD_OPTION', 'hash must be a non-empty string');
     }

@@ -13,10 +13,10 @@
  * their place. If the result cannot be aligned with the view, `spliceResult`
  * returns null and the caller keeps the original request (fidelity first).
  */
+import { Draft, type PathKey } from './draft.js';
 import type { ChatMessage, ChatTextPart } from './types.js';
 
-/** A key on the path from the request root to a node. */
-export type PathKey = string | number;
+export type { PathKey } from './draft.js';
 
 /** One text of the chat view: where it lives and how to write a new one there. */
 export interface TextSlot {
@@ -156,44 +156,6 @@ function align(view: ViewMessage[], out: ChatMessage[]): AlignOp[] | null {
     }
   }
   return null;
-}
-
-/** Copy-on-write edits: only the nodes on an edited path are copied. */
-class Draft {
-  root: unknown;
-  readonly #owned = new WeakSet<object>();
-
-  constructor(root: unknown) {
-    this.root = root;
-  }
-
-  #own<T>(node: T): T {
-    if (node === null || typeof node !== 'object' || this.#owned.has(node)) return node;
-    const copy = (Array.isArray(node) ? [...node] : { ...node }) as T & object;
-    this.#owned.add(copy);
-    return copy;
-  }
-
-  update(path: PathKey[], fn: (node: unknown) => unknown): void {
-    if (path.length === 0) {
-      this.root = fn(this.root);
-      return;
-    }
-    this.root = this.#own(this.root);
-    let node = this.root as Record<PathKey, unknown>;
-    for (const key of path.slice(0, -1)) {
-      node[key] = this.#own(node[key]);
-      node = node[key] as Record<PathKey, unknown>;
-    }
-    const last = path[path.length - 1]!;
-    node[last] = fn(node[last]);
-  }
-
-  get(path: PathKey[]): unknown {
-    let node = this.root as Record<PathKey, unknown> | undefined;
-    for (const key of path) node = node?.[key] as Record<PathKey, unknown> | undefined;
-    return node;
-  }
 }
 
 /** Writes the changed texts of one kept message. */

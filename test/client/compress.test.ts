@@ -42,8 +42,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: any error class constructor
-type ErrorClass = abstract new (...args: any[]) => SvcClientError;
+type ErrorClass = abstract new (...args: never[]) => SvcClientError;
 
 type Scenario = {
   name: string;
