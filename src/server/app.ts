@@ -11,13 +11,17 @@ import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
 import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { healthRoutes } from './health.js';
+import { ProxyPipeline } from './pipeline.js';
+import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { sendError } from './respond.js';
+import { DEFAULT_STAGES } from './stages.js';
+import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes];
+const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes];
 
 export interface SvcServerOptions {
   config: Config;
@@ -52,6 +56,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     onClose: [],
     compress: options.compress ?? compressMessages,
     engineMemo: createEngineMemo(),
+    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    upstream: createUpstreamAgent(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -60,6 +66,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       else res.destroy(err);
     },
     onNoMatch(req, res) {
+      // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
+      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -98,6 +106,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
+        await ctx.upstream.destroy();
         await ctx.ccr.close?.();
       })();
       return closing;
