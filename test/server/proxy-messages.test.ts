@@ -39,8 +39,8 @@ async function setup(
   return { svc, upstream };
 }
 
-function post(body: string | Buffer, headers: Record<string, string> = HEADERS, path = '/v1/messages') {
-  return fetch(`${svc!.url}${path}`, { method: 'POST', headers, body });
+function post(body: string | Uint8Array, headers: Record<string, string> = HEADERS, path = '/v1/messages') {
+  return fetch(`${svc!.url}${path}`, { method: 'POST', headers, body: body as BodyInit });
 }
 
 /** Removes the two long tool outputs (original or compressed) so the rest can be compared byte for byte. */
