@@ -1,9 +1,11 @@
+import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
 import type { CompressFn } from './engine-call.js';
+import type { ProxyPipeline } from './pipeline.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -29,4 +31,8 @@ export interface ServerContext {
   compress: CompressFn;
   /** Per-content memo shared by every engine call of this server (principle 4). */
   engineMemo: ContentMemo;
+  /** The stages of a proxied request; later parts insert theirs by name. */
+  pipeline: ProxyPipeline;
+  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
+  upstream: Agent;
 }
