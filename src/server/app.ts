@@ -6,15 +6,23 @@ import type { Config } from '../config/options.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
+import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
+import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
 import { healthRoutes } from './health.js';
+import { ProxyPipeline } from './pipeline.js';
+import { handleProxy, proxyRoutes } from './proxy-route.js';
+import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
+import { DEFAULT_STAGES } from './stages.js';
+import { telemetryRoutes } from './telemetry.js';
+import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes];
+const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, requestLogRoutes, telemetryRoutes];
 
 export interface SvcServerOptions {
   config: Config;
@@ -22,6 +30,8 @@ export interface SvcServerOptions {
   /** Clock for tests. */
   now?: () => number;
   ccr?: CcrStore;
+  /** The engine; default `compressMessages`. Tests inject a deterministic fake. */
+  compress?: CompressFn;
 }
 
 export interface SvcServer {
@@ -45,6 +55,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
+    compress: options.compress ?? lazyEngine.compress,
+    engineMemo: createEngineMemo(),
+    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    upstream: createUpstreamAgent(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -53,6 +67,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       else res.destroy(err);
     },
     onNoMatch(req, res) {
+      // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
+      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -68,6 +84,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.keepAliveTimeout = 65_000;
         server.once('error', reject);
         server.once('listening', () => {
+          // Load the engine (tokenizer tables) right after start, off the ready path.
+          if (!options.compress) setImmediate(() => lazyEngine.load().catch(() => undefined));
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
@@ -80,8 +98,11 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         if (server?.listening) {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()));
           server.closeIdleConnections();
+          // Keep-alive connections become idle as their in-flight requests end: close them then.
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
           const timer = setTimeout(() => server.closeAllConnections(), graceMs);
           await closed;
+          clearInterval(sweep);
           clearTimeout(timer);
         }
         for (const hook of ctx.onClose.reverse()) {
@@ -91,6 +112,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
+        await ctx.upstream.destroy();
         await ctx.ccr.close?.();
       })();
       return closing;
