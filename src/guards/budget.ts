@@ -20,8 +20,8 @@ export interface BudgetPeriodStatus {
   exceeded: boolean;
 }
 
-/** The `/stats` `budget` block. */
-export type BudgetStatus = Record<BudgetPeriod, BudgetPeriodStatus>;
+/** The `/stats` `budget` block: `enabled` (some limit set) and one entry per period. */
+export type BudgetStatus = { enabled: boolean } & Record<BudgetPeriod, BudgetPeriodStatus>;
 
 /** An admitted request's hold on the budget, given back to `settle`. */
 export interface BudgetReservation {
@@ -61,6 +61,12 @@ export interface Budget {
    */
   settle(reservation: BudgetReservation, actualUsd: number | undefined): Promise<void>;
   status(): Promise<BudgetStatus>;
+  /**
+   * The status without waiting, for synchronous readers (`/stats`,
+   * `/metrics`): exact for the in-memory budget, the last one fetched for a
+   * shared one.
+   */
+  peekStatus(): BudgetStatus;
   /** True when at least one limit is set. */
   readonly enabled: boolean;
 }
@@ -153,8 +159,26 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
     else logger?.warn(`budget: ${p} spend passed 80% of ${formatUsd(limit)}`, fields);
   };
 
+  const enabled = BUDGET_PERIODS.some((p) => limits[p] !== undefined);
+  const statusAt = (t: number): BudgetStatus => {
+    const out = { enabled } as BudgetStatus;
+    for (const p of BUDGET_PERIODS) {
+      const w = current(p, t);
+      const limit = limits[p] ?? null;
+      out[p] = {
+        limit,
+        spend: roundUsd(w.spend),
+        reserved: roundUsd(w.reserved),
+        remaining: limit === null ? null : roundUsd(Math.max(0, limit - w.spend - w.reserved)),
+        resets_at: new Date(periodEnd(p, t)).toISOString(),
+        exceeded: limit !== null && w.spend + w.reserved >= limit,
+      };
+    }
+    return out;
+  };
+
   return {
-    enabled: BUDGET_PERIODS.some((p) => limits[p] !== undefined),
+    enabled,
     async reserve(estimatedUsd) {
       const t = now();
       let refusal: BudgetRefusal | undefined;
@@ -196,21 +220,10 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
       if (charge > 0) options.onChange?.(snapshot());
     },
     async status() {
-      const t = now();
-      const out = {} as BudgetStatus;
-      for (const p of BUDGET_PERIODS) {
-        const w = current(p, t);
-        const limit = limits[p] ?? null;
-        out[p] = {
-          limit,
-          spend: roundUsd(w.spend),
-          reserved: roundUsd(w.reserved),
-          remaining: limit === null ? null : roundUsd(Math.max(0, limit - w.spend - w.reserved)),
-          resets_at: new Date(periodEnd(p, t)).toISOString(),
-          exceeded: limit !== null && w.spend + w.reserved >= limit,
-        };
-      }
-      return out;
+      return statusAt(now());
+    },
+    peekStatus() {
+      return statusAt(now());
     },
   };
 }

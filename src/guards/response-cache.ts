@@ -40,6 +40,12 @@ export interface ResponseCache {
    */
   set(key: string, value: CachedResponse): Promise<boolean>;
   stats(): Promise<ResponseCacheStats>;
+  /**
+   * The counters without waiting, for synchronous readers (`/stats`,
+   * `/metrics`): exact for the in-memory cache, the last ones fetched for a
+   * shared one.
+   */
+  peekStats(): ResponseCacheStats;
   clear(): Promise<void>;
 }
 
@@ -102,6 +108,10 @@ export function createMemoryResponseCache(options: MemoryResponseCacheOptions): 
       if (reason === 'evict') counters.evictions += 1;
     },
   });
+  const statsNow = (): ResponseCacheStats => {
+    lru.purgeStale();
+    return { entries: lru.size, bytes: lru.calculatedSize, ...counters };
+  };
   return {
     async get(key) {
       const hit = lru.get(key);
@@ -116,8 +126,10 @@ export function createMemoryResponseCache(options: MemoryResponseCacheOptions): 
       return lru.has(key);
     },
     async stats() {
-      lru.purgeStale();
-      return { entries: lru.size, bytes: lru.calculatedSize, ...counters };
+      return statsNow();
+    },
+    peekStats() {
+      return statsNow();
     },
     async clear() {
       lru.clear();

@@ -65,6 +65,8 @@ describe('memory budget', () => {
     expect((await budget.reserve(0.7)).allowed).toBe(false); // 1.4 >= 1
     const status = await budget.status();
     expect(status.hourly).toMatchObject({ limit: 1, spend: 0, reserved: 1.4, remaining: 0, exceeded: true });
+    expect(status.enabled).toBe(true);
+    expect(budget.peekStatus()).toEqual(status);
     if (a.allowed) await budget.settle(a.reservation, 0);
     expect((await budget.status()).hourly).toMatchObject({ reserved: 0.7, exceeded: false });
   });
@@ -156,7 +158,12 @@ describe('memory budget', () => {
   });
 
   it('describes its state for the start-up log', async () => {
-    expect(budgetStateLines(await createMemoryBudget({ limits: {} }).status())).toEqual([
+    const none = createMemoryBudget({ limits: {} });
+    expect(none.peekStatus()).toMatchObject({
+      enabled: false,
+      daily: { limit: null, remaining: null, exceeded: false },
+    });
+    expect(budgetStateLines(await none.status())).toEqual([
       'budget: no limits set (--budget, --budget-hourly, --budget-monthly)',
     ]);
     const budget = createMemoryBudget({ limits: { daily: 5, monthly: 100 }, now: () => T });

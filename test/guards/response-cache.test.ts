@@ -22,6 +22,7 @@ describe('memory response cache', () => {
     expect(await cache.set('a', entry('{"x":1}'))).toBe(true);
     expect((await cache.get('a'))?.body.toString()).toBe('{"x":1}');
     expect(await cache.stats()).toMatchObject({ entries: 1, hits: 1, misses: 1 });
+    expect(cache.peekStats()).toEqual(await cache.stats());
   });
 
   it('never stores a non-200 answer', async () => {
