@@ -14,7 +14,7 @@ export * from './cost-estimate.js';
 export * from './key-hash.js';
 export * from './rate-limiter.js';
 export * from './response-cache.js';
-export * from './stream-recorder.js';
+export * from './response-recorder.js';
 
 /** The three guards of one server. An absent one is disabled. */
 export interface Guards {

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../log.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import type { ServerContext } from './context.js';
+import { guardsPlugin } from './guards-plugin.js';
 import { healthRoutes } from './health.js';
 import { sendError } from './respond.js';
 
@@ -18,6 +19,7 @@ export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<voi
 const PLUGINS: RoutePlugin[] = [
   healthRoutes,
   statsRoutes, // before observers that read event.costUsd (budget, logs)
+  guardsPlugin,
 ];
 
 export interface SvcServerOptions {

@@ -1,6 +1,7 @@
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { SvcEventBus } from '../events.js';
+import type { Guards } from '../guards/index.js';
 import type { Logger } from '../log.js';
 import type { LiveStats } from '../stats/live-stats.js';
 import type { CacheCounts } from '../stats/metrics.js';
@@ -38,4 +39,6 @@ export interface ServerContext {
   budgetStatus?: () => BudgetStatus;
   /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */
   cacheStats?: () => CacheCounts | undefined;
+  /** Response cache, rate limiter and budget; set by the guards part. */
+  guards?: Guards;
 }

@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { CacheMode } from './cache-key.js';
 import type { CachedResponse } from './response-cache.js';
 
 /** The two provider wire formats whose streams can be cached. */
@@ -24,8 +25,10 @@ export function classifySseEvent(
   return /^\s*\{\s*"error"\s*:/.test(event.data) ? 'error' : 'data';
 }
 
-export interface StreamRecorderOptions {
+export interface ResponseRecorderOptions {
   format: StreamFormat;
+  /** `sse` (default): complete only with its final event; `json`: complete when the body ended. */
+  mode?: CacheMode;
   status: number;
   /** Headers to replay (already filtered with `cacheableHeaders`). */
   headers: Record<string, string>;
@@ -35,23 +38,24 @@ export interface StreamRecorderOptions {
   now: () => number;
 }
 
-/** Collects a stream's bytes as they pass through, to cache them once the stream has ended cleanly. */
-export interface StreamRecorder {
+/** Collects an answer's bytes as they pass through, to cache them once it has ended cleanly. */
+export interface ResponseRecorder {
   /** Feeds a chunk exactly as it was sent to the client. */
   push(chunk: Buffer): void;
   /**
    * Called when the upstream body ended without error. Returns the entry to
-   * cache when the stream was complete (status 200, final event seen, no
-   * error event, within the byte bound), else undefined.
+   * cache when the answer was complete (status 200, within the byte bound;
+   * for a stream: final event seen, no error event), else undefined.
    */
   finish(): CachedResponse | undefined;
 }
 
 /**
- * A recorder for one streamed answer. It parses the events only to see how
- * the stream ends; the bytes are kept as they were.
+ * A recorder for one answer. For a stream it parses the events only to see
+ * how the stream ends; the bytes are kept as they were.
  */
-export function createStreamRecorder(options: StreamRecorderOptions): StreamRecorder {
+export function createResponseRecorder(options: ResponseRecorderOptions): ResponseRecorder {
+  const mode = options.mode ?? 'sse';
   const chunks: Buffer[] = [];
   let bytes = 0;
   let state: 'open' | 'final' | 'failed' = options.status === 200 ? 'open' : 'failed';
@@ -73,14 +77,16 @@ export function createStreamRecorder(options: StreamRecorderOptions): StreamReco
         return;
       }
       chunks.push(chunk);
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (mode === 'sse') parser.feed(decoder.decode(chunk, { stream: true }));
     },
     finish() {
-      parser.feed(decoder.decode());
-      parser.reset({ consume: true });
+      if (mode === 'sse') {
+        parser.feed(decoder.decode());
+        parser.reset({ consume: true });
+      } else if (state === 'open') state = 'final';
       if (state !== 'final') return undefined;
       return {
-        mode: 'sse',
+        mode,
         status: options.status,
         headers: options.headers,
         body: Buffer.concat(chunks),

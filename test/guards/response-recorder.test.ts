@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createStreamRecorder, type StreamFormat } from '../../src/guards/stream-recorder.js';
+import { createResponseRecorder, type StreamFormat } from '../../src/guards/response-recorder.js';
 
 const MESSAGES_SSE = [
   'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
@@ -9,7 +9,7 @@ const MESSAGES_SSE = [
 const CHAT_SSE = ['data: {"choices":[{"delta":{"content":"hi"}}]}\n\n', 'data: [DONE]\n\n'];
 
 const recorder = (format: StreamFormat, status = 200, maxBytes = 1 << 20) =>
-  createStreamRecorder({
+  createResponseRecorder({
     format,
     status,
     headers: { 'content-type': 'text/event-stream' },
@@ -64,6 +64,31 @@ describe('stream recorder', () => {
     expect(bad.finish()).toBeUndefined();
     const big = recorder('chat', 200, 20);
     for (const e of CHAT_SSE) big.push(Buffer.from(e));
+    expect(big.finish()).toBeUndefined();
+  });
+});
+
+describe('json recorder', () => {
+  it('keeps a 200 body that ended, drops other statuses and oversize bodies', () => {
+    const make = (status: number, maxBytes = 1000) =>
+      createResponseRecorder({
+        format: 'chat',
+        mode: 'json',
+        status,
+        headers: {},
+        model: 'm',
+        maxBytes,
+        now: () => 1,
+      });
+    const ok = make(200);
+    ok.push(Buffer.from('{"id":'));
+    ok.push(Buffer.from('"x"}'));
+    expect(ok.finish()).toMatchObject({ mode: 'json', status: 200, body: Buffer.from('{"id":"x"}') });
+    const bad = make(400);
+    bad.push(Buffer.from('{}'));
+    expect(bad.finish()).toBeUndefined();
+    const big = make(200, 3);
+    big.push(Buffer.from('{"a":1}'));
     expect(big.finish()).toBeUndefined();
   });
 });
