@@ -3,11 +3,14 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { compressMessages } from '../engine/index.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
+import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
+import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { guardsPlugin } from './guards-plugin.js';
 import { healthRoutes } from './health.js';
 import { sendError } from './respond.js';
@@ -20,6 +23,7 @@ const PLUGINS: RoutePlugin[] = [
   healthRoutes,
   statsRoutes, // before observers that read event.costUsd (budget, logs)
   guardsPlugin,
+  compressRoutes,
 ];
 
 export interface SvcServerOptions {
@@ -28,6 +32,8 @@ export interface SvcServerOptions {
   /** Clock for tests. */
   now?: () => number;
   ccr?: CcrStore;
+  /** The engine; default `compressMessages`. Tests inject a deterministic fake. */
+  compress?: CompressFn;
 }
 
 export interface SvcServer {
@@ -51,6 +57,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
+    compress: options.compress ?? compressMessages,
+    engineMemo: createEngineMemo(),
   };
   const app = polka({
     onError(err, _req, res) {

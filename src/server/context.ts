@@ -1,5 +1,6 @@
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Guards } from '../guards/index.js';
 import type { Logger } from '../log.js';
@@ -8,6 +9,7 @@ import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
 import type { SavingsFile } from '../stats/savings-file.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
+import type { CompressFn } from './engine-call.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -41,4 +43,8 @@ export interface ServerContext {
   cacheStats?: () => CacheCounts | undefined;
   /** Response cache, rate limiter and budget; set by the guards part. */
   guards?: Guards;
+  /** The engine entry point (injectable for tests). */
+  compress: CompressFn;
+  /** Per-content memo shared by every engine call of this server (principle 4). */
+  engineMemo: ContentMemo;
 }
