@@ -11,7 +11,6 @@ export * from './budget-file.js';
 export * from './budget-periods.js';
 export * from './cache-key.js';
 export * from './cost-estimate.js';
-export * from './key-hash.js';
 export * from './rate-limiter.js';
 export * from './response-cache.js';
 export * from './response-recorder.js';

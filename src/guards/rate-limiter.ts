@@ -3,6 +3,9 @@ import { fullBucket, msUntil, refill, type TokenBucket } from './token-bucket.js
 
 const MINUTE_MS = 60_000;
 
+/** Bucket of requests that carry no API key at all. */
+export const ANONYMOUS_KEY = 'anonymous';
+
 /** Limits and what is left of them, for the `x-ratelimit-*` response headers. */
 export interface RateLimitSnapshot {
   limitRequests: number;

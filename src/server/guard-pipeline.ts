@@ -1,14 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tokenizerFor } from '../engine/tokens.js';
+import type { ChatMessage } from '../engine/types.js';
 import type { RequestFinishedEvent } from '../events.js';
 import { responseCacheKey } from '../guards/cache-key.js';
 import { maxOutputTokens } from '../guards/cost-estimate.js';
-import { requestKeyHash } from '../guards/key-hash.js';
+import { ANONYMOUS_KEY } from '../guards/rate-limiter.js';
 import { cacheableHeaders } from '../guards/response-cache.js';
 import {
   createResponseRecorder,
   type ResponseRecorder,
   type StreamFormat,
 } from '../guards/response-recorder.js';
+import { keyHash, requestKey } from './auth.js';
 import type { ServerContext } from './context.js';
 import {
   CACHE_HEADER,
@@ -55,6 +58,42 @@ export interface GuardPass {
 }
 
 /**
+ * The hash of the key the request carries (never the key), also recorded on
+ * its event; requests without a key share `ANONYMOUS_KEY`.
+ */
+function clientKeyHash(req: IncomingMessage, event: RequestFinishedEvent): string {
+  event.keyHash ??= keyHash(requestKey(req.headers));
+  return event.keyHash ?? ANONYMOUS_KEY;
+}
+
+/**
+ * Rate-limits `POST /v1/compress` per service key, in buckets of its own
+ * (prefix `compress:`), reserving the tokens counted on `messages`; the
+ * hold is settled with the request's `tokens_before`. Returns false when it
+ * answered 429.
+ */
+export async function guardCompress(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  event: RequestFinishedEvent,
+  messages: ChatMessage[],
+  model: string,
+): Promise<boolean> {
+  const limiter = ctx.guards?.rateLimiter;
+  if (!limiter) return true;
+  const tokens = tokenizerFor(model).countMessages(messages);
+  const decision = await limiter.acquire(`compress:${clientKeyHash(req, event)}`, tokens);
+  if (!decision.allowed) {
+    Object.assign(event, { rateLimited: true, mode: 'rejected', status: 429, errorCode: 'SVC_RATE_LIMITED' });
+    sendRateLimited(res, 'chat', decision);
+    return false;
+  }
+  holdUntilFinished(event, { rate: decision.ticket });
+  return true;
+}
+
+/**
  * Runs the guards of a proxied request, in order: rate limit (429), cache
  * lookup (a HIT is answered from the cache, the upstream not called), budget
  * reservation (402). Returns undefined when the request has been answered,
@@ -71,10 +110,10 @@ export async function guardRequest(
   const guards = ctx.guards;
   const shape: ErrorShape = input.format;
   const { event } = input;
-  const keyHash = requestKeyHash(req.headers);
+  const client = clientKeyHash(req, event);
 
   if (guards?.rateLimiter) {
-    const decision = await guards.rateLimiter.acquire(keyHash, input.inputTokens);
+    const decision = await guards.rateLimiter.acquire(client, input.inputTokens);
     if (!decision.allowed) {
       Object.assign(event, {
         rateLimited: true,
@@ -92,7 +131,7 @@ export async function guardRequest(
   const bypass = !cache || wantsCacheBypass(req);
   const key = bypass
     ? undefined
-    : responseCacheKey({ path: input.path, body: input.body, keyHash, headers: req.headers });
+    : responseCacheKey({ path: input.path, body: input.body, keyHash: client, headers: req.headers });
   if (cache && key) {
     const hit = await cache.get(key);
     if (hit) {

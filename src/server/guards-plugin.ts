@@ -41,7 +41,13 @@ async function settle(ctx: ServerContext, event: RequestFinishedEvent, holds: Gu
   const guards = ctx.guards;
   if (!guards) return;
   if (holds.rate && guards.rateLimiter) {
-    const tokens = event.upstreamStatus === undefined || event.cached ? 0 : reportedTokens(event);
+    // /v1/compress calls no model: its tokens are the ones it was sent.
+    const tokens =
+      event.format === 'compress'
+        ? event.tokensBefore
+        : event.upstreamStatus === undefined || event.cached
+          ? 0
+          : reportedTokens(event);
     await guards.rateLimiter.settle(holds.rate, tokens);
   }
   if (holds.budget) {
