@@ -21,6 +21,7 @@ afterEach(async () => {
   await cleanup();
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read response JSON by path
 type Json = Record<string, any>;
 
 /** Savings spread over three days and two weeks (2026-03-01 is a Sunday). */

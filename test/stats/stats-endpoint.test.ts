@@ -14,6 +14,7 @@ afterEach(async () => {
   await cleanup();
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read response JSON by path
 type Json = Record<string, any>;
 
 /** Six requests covering every counter: see the expected numbers in the test. */
