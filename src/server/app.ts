@@ -13,7 +13,11 @@ import type { ServerContext } from './context.js';
 import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { guardsPlugin } from './guards-plugin.js';
 import { healthRoutes } from './health.js';
+import { ProxyPipeline } from './pipeline.js';
+import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { sendError } from './respond.js';
+import { DEFAULT_STAGES } from './stages.js';
+import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
@@ -24,6 +28,7 @@ const PLUGINS: RoutePlugin[] = [
   statsRoutes, // before observers that read event.costUsd (budget, logs)
   guardsPlugin,
   compressRoutes,
+  proxyRoutes,
 ];
 
 export interface SvcServerOptions {
@@ -59,6 +64,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     onClose: [],
     compress: options.compress ?? compressMessages,
     engineMemo: createEngineMemo(),
+    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    upstream: createUpstreamAgent(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -67,6 +74,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       else res.destroy(err);
     },
     onNoMatch(req, res) {
+      // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
+      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -105,6 +114,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
+        await ctx.upstream.destroy();
         await ctx.ccr.close?.();
       })();
       return closing;

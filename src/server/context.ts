@@ -1,3 +1,4 @@
+import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
@@ -10,6 +11,7 @@ import type { PricingTable } from '../stats/pricing.js';
 import type { SavingsFile } from '../stats/savings-file.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
 import type { CompressFn } from './engine-call.js';
+import type { ProxyPipeline } from './pipeline.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -47,4 +49,8 @@ export interface ServerContext {
   compress: CompressFn;
   /** Per-content memo shared by every engine call of this server (principle 4). */
   engineMemo: ContentMemo;
+  /** The stages of a proxied request; later parts insert theirs by name. */
+  pipeline: ProxyPipeline;
+  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
+  upstream: Agent;
 }
