@@ -11,8 +11,8 @@ export type CacheMode = 'json' | 'sse';
  */
 const IGNORED_FIELDS: ReadonlySet<string> = new Set(['metadata', 'user']);
 
-/** Request headers that change what the provider answers (API version, beta features). */
-const KEYED_HEADERS = ['anthropic-version', 'anthropic-beta', 'openai-beta'] as const;
+/** Request headers that change what the provider answers (API version, beta features, content encoding). */
+const KEYED_HEADERS = ['anthropic-version', 'anthropic-beta', 'openai-beta', 'accept-encoding'] as const;
 
 export interface CacheKeyInput {
   /** Request path as the client sent it, e.g. `/v1/messages`. */

@@ -1,69 +1,7 @@
-import type { RequestFinishedEvent } from '../events.js';
-import type { BudgetReservation } from '../guards/budget.js';
-import type { CostEstimator } from '../guards/cost-estimate.js';
 import { createGuards } from '../guards/index.js';
-import type { RateTicket } from '../guards/rate-limiter.js';
-import { priceFor } from '../stats/pricing.js';
 import type { RoutePlugin } from './app.js';
-import type { ServerContext } from './context.js';
-
-/** What a request holds on the guards until its `request.finished` event settles it. */
-export interface GuardHolds {
-  rate?: RateTicket | undefined;
-  budget?: BudgetReservation | undefined;
-}
-
-/**
- * Holds of requests in flight, keyed by their pending event object: the
- * settlement observer finds them there when the event is emitted.
- */
-const HOLDS = new WeakMap<RequestFinishedEvent, GuardHolds>();
-
-/** Registers what `event`'s request holds, to be settled when the event is emitted. */
-export function holdUntilFinished(event: RequestFinishedEvent, holds: GuardHolds): void {
-  const prior = HOLDS.get(event);
-  HOLDS.set(event, { ...prior, ...holds });
-}
-
-/** Tokens the upstream reported for a request: undefined when it reported none. */
-function reportedTokens(event: RequestFinishedEvent): number | undefined {
-  const u = event.usage;
-  return u === undefined ? undefined : u.input + u.output + u.cacheRead + u.cacheWrite;
-}
-
-/**
- * Settles a finished request's holds: the rate limiter gets the reported
- * tokens (0 when the upstream was never called, the estimate when it was
- * but reported nothing); the budget gets the cost the stats priced
- * (0 for a hit or an error, the estimate when the cost is unknown).
- */
-async function settle(ctx: ServerContext, event: RequestFinishedEvent, holds: GuardHolds): Promise<void> {
-  const guards = ctx.guards;
-  if (!guards) return;
-  if (holds.rate && guards.rateLimiter) {
-    // /v1/compress calls no model: its tokens are the ones it was sent.
-    const tokens =
-      event.format === 'compress'
-        ? event.tokensBefore
-        : event.upstreamStatus === undefined || event.cached
-          ? 0
-          : reportedTokens(event);
-    await guards.rateLimiter.settle(holds.rate, tokens);
-  }
-  if (holds.budget) {
-    const cost = event.upstreamStatus === undefined || event.cached ? 0 : event.costUsd;
-    await guards.budget.settle(holds.budget, cost);
-  }
-}
-
-/** The estimator the budget reserves with: the stats' pricing table. */
-export function pricingEstimator(ctx: ServerContext): CostEstimator {
-  return (model, inputTokens, maxOutputTokens) => {
-    const price = ctx.pricing ? priceFor(ctx.pricing, model) : undefined;
-    if (!price) return undefined;
-    return (inputTokens * price.input + maxOutputTokens * price.output) / 1_000_000;
-  };
-}
+import { settleHolds, takeHolds } from './guard-holds.js';
+import { cacheRecordStage, guardStage } from './guard-pipeline.js';
 
 /**
  * The guards part: builds the response cache, the rate limiter and the
@@ -75,6 +13,8 @@ export function pricingEstimator(ctx: ServerContext): CostEstimator {
 export const guardsPlugin: RoutePlugin = async (_app, ctx) => {
   const guards = await createGuards(ctx.config, { now: ctx.now, logger: ctx.logger });
   ctx.guards = guards;
+  ctx.pipeline.insert(guardStage, { before: 'compress' });
+  ctx.pipeline.insert(cacheRecordStage, { before: 'relay' });
   const cache = guards.cache;
   if (cache) {
     ctx.cacheStats = () => {
@@ -85,10 +25,9 @@ export const guardsPlugin: RoutePlugin = async (_app, ctx) => {
   ctx.budgetStatus = () => guards.budget.peekStatus();
   ctx.onClose.push(() => guards.close());
   ctx.bus.on('request.finished', function guardsSettlement(event) {
-    const holds = HOLDS.get(event);
+    const holds = takeHolds(event);
     if (!holds) return;
-    HOLDS.delete(event);
-    settle(ctx, event, holds).catch((err: unknown) => {
+    settleHolds(ctx, event, holds).catch((err: unknown) => {
       ctx.logger.error('guards: could not settle a request', { error: String(err) });
     });
   });
