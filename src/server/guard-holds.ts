@@ -35,7 +35,11 @@ function reportedTokens(event: RequestFinishedEvent): number | undefined {
  * but reported nothing); the budget gets the cost the stats priced
  * (0 for a hit or an error, the estimate when the cost is unknown).
  */
-export async function settleHolds(ctx: ServerContext, event: RequestFinishedEvent, holds: GuardHolds): Promise<void> {
+export async function settleHolds(
+  ctx: ServerContext,
+  event: RequestFinishedEvent,
+  holds: GuardHolds,
+): Promise<void> {
   const guards = ctx.guards;
   if (!guards) return;
   if (holds.rate && guards.rateLimiter) {

@@ -10,6 +10,7 @@ import { cacheableHeaders } from '../guards/response-cache.js';
 import { createResponseRecorder } from '../guards/response-recorder.js';
 import { keyHash, requestKey } from './auth.js';
 import type { ServerContext } from './context.js';
+import { holdUntilFinished, pricingEstimator } from './guard-holds.js';
 import {
   CACHE_HEADER,
   type CacheOutcome,
@@ -18,7 +19,6 @@ import {
   sendRateLimited,
   wantsCacheBypass,
 } from './guard-responses.js';
-import { holdUntilFinished, pricingEstimator } from './guard-holds.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
 
 /** What the guard stage leaves in `ex.state` for the cache-record stage. */
@@ -82,7 +82,12 @@ export const guardStage: ProxyStage = {
     const cache = guards.cache;
     let outcome: CacheOutcome = 'BYPASS';
     if (cache && ex.json && !wantsCacheBypass(req)) {
-      const key = responseCacheKey({ path: ex.path + ex.search, body: ex.json, keyHash: client, headers: req.headers });
+      const key = responseCacheKey({
+        path: ex.path + ex.search,
+        body: ex.json,
+        keyHash: client,
+        headers: req.headers,
+      });
       const hit = await cache.get(key);
       if (hit) {
         Object.assign(event, { cached: true, mode: 'cached', status: hit.status });

@@ -17,19 +17,33 @@ afterEach(async () => {
 
 // gpt-4o: $2.50 per million input tokens, $10 per million output tokens (data/pricing.json).
 const MAX_TOKENS = 100;
-const messagesFor = (i: number) => [{ role: 'user', content: `request ${i}: ${'log line with details '.repeat(200)}` }];
+const messagesFor = (i: number) => [
+  { role: 'user', content: `request ${i}: ${'log line with details '.repeat(200)}` },
+];
 /** Tokens svc counts for request i: the mock reports exactly these, so each request costs what was reserved. */
 const inputTokens = (i: number) => tokenizerFor('gpt-4o').countMessages(messagesFor(i) as never);
 const costOf = (i: number) => (inputTokens(i) * 2.5 + MAX_TOKENS * 10) / 1e6;
 
-async function setup(flags: Record<string, unknown>, options: { clock?: TestClock; home?: string; delayMs?: number; logger?: ReturnType<typeof recordingLogger>['logger'] } = {}) {
+async function setup(
+  flags: Record<string, unknown>,
+  options: {
+    clock?: TestClock;
+    home?: string;
+    delayMs?: number;
+    logger?: ReturnType<typeof recordingLogger>['logger'];
+  } = {},
+) {
   upstream = await startMockUpstream(async (req, res) => {
     const body = JSON.parse(req.body.toString()) as { messages: Array<{ content: string }> };
     const i = Number(/^request (\d+)/.exec(body.messages[0]!.content)?.[1]);
     if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
     replyJson(res, 200, {
       ...CHAT_REPLY,
-      usage: { prompt_tokens: inputTokens(i), completion_tokens: MAX_TOKENS, total_tokens: inputTokens(i) + MAX_TOKENS },
+      usage: {
+        prompt_tokens: inputTokens(i),
+        completion_tokens: MAX_TOKENS,
+        total_tokens: inputTokens(i) + MAX_TOKENS,
+      },
     });
   });
   svc = await startGuardedSvc({
@@ -120,11 +134,26 @@ describe('budgets in the proxy', () => {
 
     const block = await budgetBlock();
     expect(block.enabled).toBe(true);
-    expect(block.daily).toMatchObject({ limit, remaining: 0, reserved: 0, resets_at: '2025-03-31T00:00:00.000Z', exceeded: true });
+    expect(block.daily).toMatchObject({
+      limit,
+      remaining: 0,
+      reserved: 0,
+      resets_at: '2025-03-31T00:00:00.000Z',
+      exceeded: true,
+    });
     expect(block.daily.spend).toBeCloseTo(spent, 9);
-    expect(block.hourly).toMatchObject({ limit: null, remaining: null, exceeded: false, resets_at: '2025-03-30T23:00:00.000Z' });
+    expect(block.hourly).toMatchObject({
+      limit: null,
+      remaining: null,
+      exceeded: false,
+      resets_at: '2025-03-30T23:00:00.000Z',
+    });
     expect(block.hourly.spend).toBeCloseTo(spent, 9);
-    expect(block.monthly).toMatchObject({ limit: null, exceeded: false, resets_at: '2025-04-01T00:00:00.000Z' });
+    expect(block.monthly).toMatchObject({
+      limit: null,
+      exceeded: false,
+      resets_at: '2025-04-01T00:00:00.000Z',
+    });
   });
 
   it('50 parallel requests against a nearly spent budget overshoot by at most one request', async () => {
@@ -183,7 +212,9 @@ describe('budgets in the proxy', () => {
     const per = costOf(1);
     await setup({ budget: per * 4.5 }, { clock, logger });
     expect(lines.filter((l) => l.startsWith('info budget:'))).toEqual([
-      expect.stringMatching(/^info budget: daily \$0\.0\d+, spent \$0\.00 \(\$0\.0\d+ left\), resets 2025-03-31T00:00:00\.000Z$/),
+      expect.stringMatching(
+        /^info budget: daily \$0\.0\d+, spent \$0\.00 \(\$0\.0\d+ left\), resets 2025-03-31T00:00:00\.000Z$/,
+      ),
     ]);
     for (let i = 1; i <= 3; i++) await spend(i); // 67%
     expect(lines.filter((l) => l.startsWith('warn budget'))).toEqual([]);

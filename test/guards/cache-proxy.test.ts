@@ -2,7 +2,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MockUpstream, replyJson, startMockUpstream, until } from '../server/helpers.js';
-import { CHAT_REPLY, CHAT_SSE, MESSAGES_REPLY, MESSAGES_SSE, startSse, writeEvents } from '../server/sse-mocks.js';
+import {
+  CHAT_REPLY,
+  CHAT_SSE,
+  MESSAGES_REPLY,
+  MESSAGES_SSE,
+  startSse,
+  writeEvents,
+} from '../server/sse-mocks.js';
 import { type GuardedSvc, startGuardedSvc, testClock } from './helpers.js';
 
 let svc: GuardedSvc | undefined;
@@ -14,7 +21,10 @@ afterEach(async () => {
 });
 
 /** A mock upstream for both formats: JSON or SSE as the request asks; `fail` answers 500. */
-async function setup(flags: Record<string, unknown> = {}, options: { now?: () => number; fail?: () => boolean } = {}) {
+async function setup(
+  flags: Record<string, unknown> = {},
+  options: { now?: () => number; fail?: () => boolean } = {},
+) {
   upstream = await startMockUpstream(async (req, res) => {
     const body = JSON.parse(req.body.toString());
     const chat = req.url.startsWith('/v1/chat/completions');
@@ -25,7 +35,10 @@ async function setup(flags: Record<string, unknown> = {}, options: { now?: () =>
     if (body.stream) {
       startSse(res);
       await writeEvents(res, chat ? CHAT_SSE : MESSAGES_SSE, () => new Promise((r) => setImmediate(r)));
-    } else replyJson(res, 200, chat ? CHAT_REPLY : MESSAGES_REPLY, { 'request-id': `req_${upstream!.requests.length}` });
+    } else
+      replyJson(res, 200, chat ? CHAT_REPLY : MESSAGES_REPLY, {
+        'request-id': `req_${upstream!.requests.length}`,
+      });
   });
   svc = await startGuardedSvc({
     flags: { 'messages-api-url': `${upstream.url}/v1`, 'compat-api-url': `${upstream.url}/v1`, ...flags },
@@ -34,7 +47,11 @@ async function setup(flags: Record<string, unknown> = {}, options: { now?: () =>
   return { svc, upstream };
 }
 
-const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-1', 'anthropic-version': '2023-06-01' };
+const HEADERS = {
+  'content-type': 'application/json',
+  'x-api-key': 'sk-ant-1',
+  'anthropic-version': '2023-06-01',
+};
 const BODY = {
   model: 'claude-sonnet-4-5',
   max_tokens: 100,
@@ -148,7 +165,9 @@ describe('response cache in the proxy', () => {
     await setup();
     const client = new Anthropic({ apiKey: 'sk-ant-1', baseURL: svc!.url, maxRetries: 0 });
     const params = { ...BODY, stream: true as const } as unknown as Anthropic.MessageCreateParamsStreaming;
-    const live = await client.messages.stream(params as unknown as Anthropic.MessageStreamParams).finalMessage();
+    const live = await client.messages
+      .stream(params as unknown as Anthropic.MessageStreamParams)
+      .finalMessage();
     await until(() => svc!.events.length === 1);
     const { data: replayStream, response } = await client.messages.create(params).withResponse();
     expect(response.headers.get('x-service-cache')).toBe('HIT');
@@ -161,7 +180,9 @@ describe('response cache in the proxy', () => {
     }
     expect(text).toBe('Fixed it.');
     expect(types.at(-1)).toBe('message_stop');
-    const replayed = await client.messages.stream(params as unknown as Anthropic.MessageStreamParams).finalMessage();
+    const replayed = await client.messages
+      .stream(params as unknown as Anthropic.MessageStreamParams)
+      .finalMessage();
     expect(replayed).toEqual(live);
     expect(upstream!.requests).toHaveLength(1);
     // The non-streaming form of the same request has its own entry.

@@ -19,9 +19,15 @@ async function setup(flags: Record<string, unknown>) {
   clock = testClock(Date.parse('2025-05-01T12:00:00Z'));
   upstream = await startMockUpstream((req, res) => {
     if (req.url.startsWith('/v1/chat/completions')) {
-      replyJson(res, 200, { ...CHAT_REPLY, usage: { prompt_tokens: USAGE.input, completion_tokens: USAGE.output, total_tokens: 150 } });
+      replyJson(res, 200, {
+        ...CHAT_REPLY,
+        usage: { prompt_tokens: USAGE.input, completion_tokens: USAGE.output, total_tokens: 150 },
+      });
     } else {
-      replyJson(res, 200, { ...MESSAGES_REPLY, usage: { input_tokens: USAGE.input, output_tokens: USAGE.output } });
+      replyJson(res, 200, {
+        ...MESSAGES_REPLY,
+        usage: { input_tokens: USAGE.input, output_tokens: USAGE.output },
+      });
     }
   });
   svc = await startGuardedSvc({
@@ -78,7 +84,10 @@ describe('rate limits in the proxy', () => {
     const body = (await refused.json()) as { type: string; error: { type: string; message: string } };
     expect(body).toEqual({
       type: 'error',
-      error: { type: 'rate_limit_error', message: 'rate limit of 3 requests per minute for this API key reached; retry in 20 s' },
+      error: {
+        type: 'rate_limit_error',
+        message: 'rate limit of 3 requests per minute for this API key reached; retry in 20 s',
+      },
     });
     expect(upstream!.requests).toHaveLength(3);
     clock.advance(19_000);
@@ -111,7 +120,9 @@ describe('rate limits in the proxy', () => {
     const h = limitHeaders(refused);
     expect(h).toMatchObject({ limitTokens: '1000', limitRequests: '600', remainingRequests: '597' });
     expect(h.remainingTokens).toBe(1000 - 3 * 150);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('1000 tokens per minute');
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
+      '1000 tokens per minute',
+    );
     const retry = Number(h.retryAfter);
     expect(retry).toBeGreaterThan(0);
     clock.advance((retry - 1) * 1000);
