@@ -23,7 +23,7 @@ export const usd = (n: number) => `$${n >= 100 ? n.toFixed(2) : n >= 1 ? n.toFix
 type Period = { limit?: number | null; spend?: number; exceeded?: boolean };
 
 function budgetRow(budget: Record<string, unknown> | undefined): StatsRow {
-  if (!budget || budget.enabled !== true) return { label: 'Budget', items: [['', 'no limit set']] };
+  if (budget?.enabled !== true) return { label: 'Budget', items: [['', 'no limit set']] };
   const items: StatsRow['items'] = [];
   let alert = false;
   for (const name of ['hourly', 'daily', 'monthly']) {

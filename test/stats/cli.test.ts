@@ -82,7 +82,7 @@ describe('svc stats (command)', () => {
     expect(live.stdout).toContain(`svc stats: ${srv.url}`);
     expect(live.stdout).toMatch(/Requests\s+total 3/);
     expect(live.stdout).toMatch(/Tokens\s+in 3,000\s+saved 3,300/);
-    expect(live.stdout).not.toMatch(/\x1b\[/); // no terminal escapes in a pipe
+    expect(live.stdout.includes('\u001b[')).toBe(false); // no terminal escapes in a pipe
 
     const url = srv.url;
     await srv.close();
@@ -148,7 +148,7 @@ describe('svc history (command)', () => {
 
     const bad = await svc(['history', '--series', 'yearly']);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/history, hourly, daily,\s+weekly, monthly/);
+    expect(bad.stderr).toMatch(/history, hourly, daily,[\s›]+weekly, monthly/);
   });
 
   it('reads a missing file as empty and reports a malformed one without moving it', async () => {
