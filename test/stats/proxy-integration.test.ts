@@ -34,14 +34,24 @@ async function mockUpstream(): Promise<string> {
             model: 'claude-sonnet-4-5-20250929',
             content: [{ type: 'text', text: 'ok' }],
             stop_reason: 'end_turn',
-            usage: { input_tokens: 1000, output_tokens: 20, cache_read_input_tokens: 3000, cache_creation_input_tokens: 400 },
+            usage: {
+              input_tokens: 1000,
+              output_tokens: 20,
+              cache_read_input_tokens: 3000,
+              cache_creation_input_tokens: 400,
+            },
           }
         : {
             id: 'chatcmpl-1',
             object: 'chat.completion',
             model: 'gpt-4o-2024-08-06',
             choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: 1000, completion_tokens: 20, total_tokens: 1020, prompt_tokens_details: { cached_tokens: 200 } },
+            usage: {
+              prompt_tokens: 1000,
+              completion_tokens: 20,
+              total_tokens: 1020,
+              prompt_tokens_details: { cached_tokens: 200 },
+            },
           };
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
@@ -54,7 +64,9 @@ async function mockUpstream(): Promise<string> {
 describe('stats of requests sent through the proxy', () => {
   it('prices the usage the upstream reported, cache reads and writes at their own rates', async (t) => {
     const base = await mockUpstream();
-    srv = await startServer(home, { flags: { 'compat-api-url': base, 'messages-api-url': base, cache: false } });
+    srv = await startServer(home, {
+      flags: { 'compat-api-url': base, 'messages-api-url': base, cache: false },
+    });
     const chat = await fetch(`${srv.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer test-key' },
@@ -65,8 +77,16 @@ describe('stats of requests sent through the proxy', () => {
     await chat.arrayBuffer();
     const messages = await fetch(`${srv.url}/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hello' }] }),
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'test-key',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
     });
     expect(messages.status).toBe(200);
     await messages.arrayBuffer();
