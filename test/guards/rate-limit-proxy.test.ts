@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/log.js';
 import { type MockUpstream, replyJson, startMockUpstream, until } from '../server/helpers.js';
 import { CHAT_REPLY, MESSAGES_REPLY } from '../server/sse-mocks.js';
-import { type GuardedSvc, startGuardedSvc, type TestClock, testClock } from './helpers.js';
+import { type GuardedSvc, recordingLogger, startGuardedSvc, type TestClock, testClock } from './helpers.js';
 
 let svc: GuardedSvc | undefined;
 let upstream: MockUpstream | undefined;
@@ -15,7 +16,7 @@ afterEach(async () => {
 /** The mock reports this usage (input + output tokens) on every answer. */
 const USAGE = { input: 100, output: 50 };
 
-async function setup(flags: Record<string, unknown>) {
+async function setup(flags: Record<string, unknown>, logger?: Logger) {
   clock = testClock(Date.parse('2025-05-01T12:00:00Z'));
   upstream = await startMockUpstream((req, res) => {
     if (req.url.startsWith('/v1/chat/completions')) {
@@ -33,6 +34,7 @@ async function setup(flags: Record<string, unknown>) {
   svc = await startGuardedSvc({
     flags: { 'messages-api-url': `${upstream.url}/v1`, 'compat-api-url': `${upstream.url}/v1`, ...flags },
     now: clock.now,
+    ...(logger ? { logger } : {}),
   });
 }
 
@@ -153,6 +155,25 @@ describe('rate limits in the proxy', () => {
         message: 'rate limit of 1 requests per minute for this API key reached; retry in 60 s',
       },
     });
+  });
+
+  it('never shows the key itself: buckets, events, /stats and /metrics see only its hash', async () => {
+    const { lines, logger } = recordingLogger();
+    await setup({ 'rate-limit-rpm': 1 }, logger);
+    const key = 'sk-secret-guards-0123456789';
+    await ask(key);
+    await ask(key);
+    await until(() => svc!.events.length === 2);
+    const seen = [
+      JSON.stringify(svc!.events),
+      await (await fetch(`${svc!.url}/stats`)).text(),
+      await (await fetch(`${svc!.url}/metrics`)).text(),
+      lines.join('\n'),
+      JSON.stringify(await svc!.server.ctx.guards!.rateLimiter!.peek(svc!.events[0]!.keyHash!)),
+    ].join('\n');
+    expect(seen).not.toContain(key);
+    expect(svc!.events[1]).toMatchObject({ rateLimited: true, keyHash: svc!.events[0]!.keyHash });
+    expect(svc!.events[0]!.keyHash).toMatch(/^[0-9a-f]{12}$/);
   });
 
   it('does not limit with --no-rate-limit', async () => {
