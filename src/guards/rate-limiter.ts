@@ -123,7 +123,10 @@ export function createMemoryRateLimiter(options: MemoryRateLimiterOptions): Rate
       b.tokens.level = Math.min(tpm, b.tokens.level + ticket.reservedTokens - Math.max(0, actualTokens));
     },
     async peek(keyHash) {
-      return snapshotOf(bucketsOf(keyHash, now()));
+      const t = now();
+      // An unknown key has full buckets; looking does not start tracking it.
+      if (!keys.has(keyHash)) return snapshotOf({ requests: fullBucket(rpm, t), tokens: fullBucket(tpm, t) });
+      return snapshotOf(bucketsOf(keyHash, t));
     },
   };
 }
