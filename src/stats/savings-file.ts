@@ -5,10 +5,11 @@ import lockfile from 'proper-lockfile';
 import { type Logger, silentLogger } from '../log.js';
 import { savingsCost } from './cost.js';
 import { loadPricing, type PricingTable, priceFor } from './pricing.js';
-import { readSavingsData, SavingsFileAdapter } from './savings-adapter.js';
+import { CachedSavingsReader, SavingsFileAdapter } from './savings-adapter.js';
 import {
   addToDelta,
   applyDelta,
+  type Checkpoint,
   emptySavings,
   mergeDeltas,
   type SavingsAmount,
@@ -61,6 +62,7 @@ export class SavingsFile {
   private readonly lockRetries: number;
   private readonly adapter: SavingsFileAdapter;
   private readonly db: Low<SavingsData>;
+  private readonly reader: CachedSavingsReader;
 
   constructor(options: SavingsFileOptions) {
     this.path = options.path;
@@ -69,6 +71,7 @@ export class SavingsFile {
     this.flushDelayMs = options.flushDelayMs ?? 2000;
     this.lockRetries = options.lockRetries ?? 40;
     this.adapter = new SavingsFileAdapter(this.path, this.now, this.logger);
+    this.reader = new CachedSavingsReader(this.path);
     this.db = new Low<SavingsData>(this.adapter, emptySavings(this.now()));
   }
 
@@ -131,26 +134,45 @@ export class SavingsFile {
    */
   async view(): Promise<SavingsView> {
     const now = this.now();
+    const base = await this.base(now);
+    const data = structuredClone(base.data);
+    for (const delta of base.deltas) applyDelta(data, copyDelta(delta), now);
+    return { data, state: base.state };
+  }
+
+  /** Lifetime totals and the newest `recent` checkpoints, as `view()` would give them, without copying the rollups. */
+  async summary(
+    recent: number,
+  ): Promise<{ lifetime: SavingsAmount; history: Checkpoint[]; state: SavingsView['state'] }> {
+    const now = this.now();
+    const base = await this.base(now);
+    const small = emptySavings(now);
+    small.lifetime = { ...base.data.lifetime };
+    small.history = base.data.history.slice(-recent).map((c) => ({ ...c }));
+    for (const delta of base.deltas) applyDelta(small, copyDelta(delta), now);
+    return { lifetime: small.lifetime, history: small.history.slice(-recent), state: base.state };
+  }
+
+  /** The file's content (shared: do not mutate) and the deltas of this writer not in it. */
+  private async base(
+    now: number,
+  ): Promise<{ data: SavingsData; state: SavingsView['state']; deltas: SavingsDelta[] }> {
     const generation = this.generation;
-    let view: SavingsView | undefined;
     if (!this.inFlight) {
-      const found = await readSavingsData(this.path, now).catch((err) => {
+      const found = await this.reader.read(now).catch((err) => {
         this.logger.warn('savings file cannot be read', { path: this.path, error: String(err) });
         return { state: 'malformed' as const, reason: String(err) };
       });
       if (generation === this.generation && !this.inFlight) {
-        view = { data: found.state === 'ok' ? found.data : emptySavings(now), state: found.state };
+        const data = found.state === 'ok' ? found.data : emptySavings(now);
+        return { data, state: found.state, deltas: [this.pending] };
       }
     }
-    if (!view) {
-      view = {
-        data: structuredClone(this.lastSeen?.data ?? emptySavings(now)),
-        state: this.lastSeen?.state ?? 'missing',
-      };
-      if (this.inFlight) applyDelta(view.data, copyDelta(this.inFlight), now);
-    }
-    applyDelta(view.data, copyDelta(this.pending), now);
-    return view;
+    return {
+      data: this.lastSeen?.data ?? emptySavings(now),
+      state: this.lastSeen?.state ?? 'missing',
+      deltas: this.inFlight ? [this.inFlight, this.pending] : [this.pending],
+    };
   }
 
   /**
