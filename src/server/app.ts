@@ -5,10 +5,12 @@ import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
+import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
+import { guardsPlugin } from './guards-plugin.js';
 import { healthRoutes } from './health.js';
 import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
@@ -22,7 +24,15 @@ import { createUpstreamAgent } from './upstream.js';
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, requestLogRoutes, telemetryRoutes];
+const PLUGINS: RoutePlugin[] = [
+  healthRoutes,
+  statsRoutes, // before observers that read event.costUsd (budget, logs)
+  guardsPlugin,
+  compressRoutes,
+  proxyRoutes,
+  requestLogRoutes,
+  telemetryRoutes,
+];
 
 export interface SvcServerOptions {
   config: Config;

@@ -3,7 +3,13 @@ import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
+import type { Guards } from '../guards/index.js';
 import type { Logger } from '../log.js';
+import type { LiveStats } from '../stats/live-stats.js';
+import type { CacheCounts } from '../stats/metrics.js';
+import type { PricingTable } from '../stats/pricing.js';
+import type { SavingsFile } from '../stats/savings-file.js';
+import type { BudgetStatus } from '../stats/stats-record.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
 
@@ -27,6 +33,18 @@ export interface ServerContext {
    * close stores). Registered by the parts that need them.
    */
   onClose: Array<() => Promise<void> | void>;
+  /** Pricing table (shipped + `SERVICE_PRICING_PATH`); set by the stats plugin. */
+  pricing?: PricingTable;
+  /** Live session counters behind `/stats` and `/health`; set by the stats plugin. */
+  liveStats?: LiveStats;
+  /** The durable savings file; set by the stats plugin. */
+  savings?: SavingsFile;
+  /** Budget block of `/stats`; set by the budget guard. */
+  budgetStatus?: () => BudgetStatus;
+  /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */
+  cacheStats?: () => CacheCounts | undefined;
+  /** Response cache, rate limiter and budget; set by the guards part. */
+  guards?: Guards;
   /** The engine entry point (injectable for tests). */
   compress: CompressFn;
   /** Per-content memo shared by every engine call of this server (principle 4). */

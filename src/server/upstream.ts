@@ -17,7 +17,14 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-const NOT_FORWARDED = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect', 'x-service-bypass']);
+const NOT_FORWARDED = new Set([
+  ...HOP_BY_HOP,
+  'host',
+  'content-length',
+  'expect',
+  'x-service-bypass',
+  'x-service-cache',
+]);
 
 function connectionTokens(value: string | string[] | undefined): Set<string> {
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
