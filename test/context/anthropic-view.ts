@@ -18,9 +18,10 @@ export function toAnthropic(messages: readonly ChatMessage[]): AnthropicMessage[
   const out: AnthropicMessage[] = [];
   for (const m of messages) {
     if (m.role === 'system' || m.role === 'developer') continue;
-    const role = m.role === 'assistant' ? 'assistant' : 'user';
+    const role: AnthropicMessage['role'] = m.role === 'assistant' ? 'assistant' : 'user';
     const last = out[out.length - 1];
-    const target = last && last.role === role && role === 'user' ? last : { role, content: [] as Block[] };
+    const target =
+      last && last.role === role && role === 'user' ? last : ({ role, content: [] } as AnthropicMessage);
     if (target !== last) out.push(target);
     if (m.role === 'tool') target.content.push({ type: 'tool_result', tool_use_id: String(m.tool_call_id) });
     else if (typeof m.content === 'string' && m.content)

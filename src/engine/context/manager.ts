@@ -101,11 +101,13 @@ export function fitToContext(
   if (options.compressFirst !== false && deps.compressHarder) compressHarder(order, work, target, deps);
   for (const unit of order) {
     if (work.total + markerEstimate(work) <= target) break;
+    if (!worthDropping(unit, work)) continue;
     dropUnit(unit, work);
   }
+  fillGaps(order, work);
   // The estimate of marker sizes may be short: drop more until the exact count fits.
   for (const unit of order) {
-    if (isDropped(unit, work)) continue;
+    if (isDropped(unit, work) || !worthDropping(unit, work)) continue;
     if (withMarkers(work, base, originals, tokenizer.countMessages) <= target) break;
     dropUnit(unit, work);
   }
@@ -114,7 +116,7 @@ export function fitToContext(
     originals,
     work,
     budget,
-    transformsOf(mode, work, Boolean(prior)),
+    transformsOf(mode, work, false),
     tokenizer.countMessages,
     memo,
     chain,
@@ -187,6 +189,32 @@ function applyHarder(index: number, level: number, work: Work, deps: FitDeps): b
   for (const [hash, original] of out.ccrEntries) work.ccrEntries.set(hash, original);
   work.harderTransforms.push(...out.transforms);
   return true;
+}
+
+function unitTokens(unit: ContextUnit, work: Work): number {
+  let sum = 0;
+  for (let i = unit.start; i < unit.end; i += 1) sum += work.counts[i]!;
+  return sum;
+}
+
+/** A small unit on its own would cost more as a new marker than it saves. */
+function worthDropping(unit: ContextUnit, work: Work): boolean {
+  if (work.dropped.has(unit.start - 1) || work.dropped.has(unit.end)) return true;
+  return unitTokens(unit, work) > MARKER_TOKENS_ESTIMATE;
+}
+
+/** Drops small units between two dropped runs: one marker instead of two saves tokens. */
+function fillGaps(order: readonly ContextUnit[], work: Work): void {
+  for (const unit of order) {
+    if (isDropped(unit, work)) continue;
+    if (
+      work.dropped.has(unit.start - 1) &&
+      work.dropped.has(unit.end) &&
+      unitTokens(unit, work) <= MARKER_TOKENS_ESTIMATE
+    ) {
+      dropUnit(unit, work);
+    }
+  }
 }
 
 function dropUnit(unit: ContextUnit, work: Work): void {
