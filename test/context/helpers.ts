@@ -59,7 +59,7 @@ export function agentSession(rounds: number, words = 200): ChatMessage[] {
 export function standInHarder(messages: readonly ChatMessage[]): CompressHarder {
   return (index, level) => {
     const m = messages[index];
-    if (!m || m.role !== 'tool' || typeof m.content !== 'string') return undefined;
+    if (m?.role !== 'tool' || typeof m.content !== 'string') return undefined;
     const words = m.content.split(' ');
     const keep = Math.max(1, Math.floor(words.length / 2 ** level));
     if (keep >= words.length) return undefined;

@@ -44,7 +44,7 @@ describe('fitToContext below the limit', () => {
     const msgs = agentSession(10, 50);
     const fit = fitToContext(msgs, { contextLimit: 1_000_000, outputReserve: 4096 }, { tokenizer });
     expect(fit.messages).toEqual(msgs);
-    fit.messages.forEach((m, i) => expect(m).toBe(msgs[i]));
+    for (const [i, m] of fit.messages.entries()) expect(m).toBe(msgs[i]);
     expect(fit.messageOrigin).toEqual(msgs.map((_, i) => i));
     expect(fit.transforms).toEqual([]);
     expect(fit.ccrEntries.size).toBe(0);

@@ -76,7 +76,7 @@ export function toolOutputShape(tool: string, text: string): ToolOutputShape {
 /** Name of the tool whose result message `index` is, from the assistant call before it. */
 export function toolNameFor(messages: readonly ChatMessage[], index: number): string {
   const message = messages[index];
-  if (!message || message.role !== 'tool') return '';
+  if (message?.role !== 'tool') return '';
   if (typeof message.name === 'string' && message.name) return message.name;
   for (let k = index - 1; k >= 0; k -= 1) {
     const prev = messages[k]!;
@@ -91,6 +91,6 @@ export function toolNameFor(messages: readonly ChatMessage[], index: number): st
 /** Shape of tool result message `index`, or undefined when it is not a tool result. */
 export function messageShape(messages: readonly ChatMessage[], index: number): ToolOutputShape | undefined {
   const message = messages[index];
-  if (!message || message.role !== 'tool') return undefined;
+  if (message?.role !== 'tool') return undefined;
   return toolOutputShape(toolNameFor(messages, index), contentText(message.content));
 }

@@ -21,7 +21,7 @@ export const SCORE_FACTORS = Object.keys(DEFAULT_SCORE_WEIGHTS) as ScoreFactor[]
  */
 export function parseScoreWeights(text: string | undefined): ScoreWeights {
   const weights: ScoreWeights = { ...DEFAULT_SCORE_WEIGHTS };
-  if (!text || !text.trim()) return weights;
+  if (!text?.trim()) return weights;
   for (const entry of text.split(',')) {
     if (!entry.trim()) continue;
     const [name, value, extra] = entry.split('=').map((s) => s.trim());
