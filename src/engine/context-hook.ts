@@ -1,3 +1,4 @@
+import type { ShapeObservation } from './context/types.js';
 import type { EngineOptions } from './index.js';
 import type { ChatMessage, Tokenizer } from './types.js';
 
@@ -9,6 +10,8 @@ import type { ChatMessage, Tokenizer } from './types.js';
  * and inserts markers (origin -1). The default does nothing.
  */
 export interface ContextStepInput {
+  /** The engine's input messages, before per-message compression (what drop markers store). */
+  input?: readonly ChatMessage[];
   messages: ChatMessage[];
   /** Input index of each message (-1 for inserted ones). */
   origin: number[];
@@ -22,6 +25,10 @@ export interface ContextStepResult {
   origin: number[];
   /** `transforms_applied` entries, e.g. `context:dropped:12`. */
   transforms: string[];
+  /** Input indices whose content the step replaced (compressed harder). */
+  changed?: Set<number>;
+  /** What TOIN should learn from this request. */
+  observations?: ShapeObservation[];
 }
 
 export type ContextStep = (input: ContextStepInput) => ContextStepResult;

@@ -1,4 +1,6 @@
-import { type ContextStep, keepAllMessages } from './context-hook.js';
+import { intelligentContextStep } from './context/step.js';
+import type { ToinAdvice } from './context/types.js';
+import type { ContextStep } from './context-hook.js';
 import { History } from './history.js';
 import { lastUserIndex } from './messages.js';
 import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
@@ -30,11 +32,13 @@ export interface EngineOptions {
   protectTurns?: number;
   /** `recency=1,similarity=1,...` as parsed weights. */
   scoreWeights?: Record<string, number>;
+  /** What TOIN learned, as plain data: scores units and tunes keep budgets. */
+  toin?: ToinAdvice;
 }
 
 export interface EngineDeps {
   tokenizer?: Tokenizer;
-  /** The context manager's step (see `context-hook.ts`); default keeps every message. */
+  /** The context manager's step (see `context-hook.ts`); default `intelligentContextStep`. */
   contextStep?: ContextStep;
 }
 
@@ -67,8 +71,9 @@ export function compressMessages(
     lastUser: lastUserIndex(messages),
   };
   const state = runPipeline(TRANSFORMS, env);
-  const step = deps.contextStep ?? keepAllMessages;
+  const step = deps.contextStep ?? intelligentContextStep;
   const ctx = step({
+    input: messages,
     messages: state.messages,
     origin: state.origin,
     tokenizer,
@@ -76,6 +81,7 @@ export function compressMessages(
     ccrEntries: state.ccrEntries,
   });
   for (const entry of ctx.transforms) state.log.add(entry);
+  for (const i of ctx.changed ?? []) state.changed.add(i);
   const before = tokenizer.countMessages(messages);
   const after =
     state.changed.size === 0 && ctx.messages === state.messages
@@ -94,5 +100,6 @@ export function compressMessages(
     ccrEntries: state.ccrEntries,
     messageOrigin: ctx.origin,
     changed: state.changed,
+    observations: ctx.observations ?? [],
   };
 }

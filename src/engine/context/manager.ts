@@ -257,7 +257,8 @@ function applyDecision(decision: CutDecision, work: Work, deps: FitDeps): void {
 
 function transformsOf(mode: Mode, work: Work, reused: boolean): string[] {
   const out: string[] = [];
-  if (work.harder.size > 0) out.push(`context:compress_harder:${work.harder.size}`, ...work.harderTransforms);
+  if (work.harder.size > 0)
+    out.push(`context:compress_harder:${work.harder.size}`, ...new Set(work.harderTransforms));
   if (work.dropped.size > 0) out.push(`context:drop:${mode}:${work.dropped.size}`);
   if (reused) out.push('context:reused_cut');
   return out;
