@@ -3,18 +3,25 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { compressMessages } from '../engine/index.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
+import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
+import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { healthRoutes } from './health.js';
+import { ProxyPipeline } from './pipeline.js';
+import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { sendError } from './respond.js';
+import { DEFAULT_STAGES } from './stages.js';
+import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes];
+const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes];
 
 export interface SvcServerOptions {
   config: Config;
@@ -22,6 +29,8 @@ export interface SvcServerOptions {
   /** Clock for tests. */
   now?: () => number;
   ccr?: CcrStore;
+  /** The engine; default `compressMessages`. Tests inject a deterministic fake. */
+  compress?: CompressFn;
 }
 
 export interface SvcServer {
@@ -45,6 +54,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
+    compress: options.compress ?? compressMessages,
+    engineMemo: createEngineMemo(),
+    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    upstream: createUpstreamAgent(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -53,6 +66,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       else res.destroy(err);
     },
     onNoMatch(req, res) {
+      // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
+      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -91,6 +106,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
+        await ctx.upstream.destroy();
         await ctx.ccr.close?.();
       })();
       return closing;

@@ -1,7 +1,11 @@
+import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
+import type { CompressFn } from './engine-call.js';
+import type { ProxyPipeline } from './pipeline.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -23,4 +27,12 @@ export interface ServerContext {
    * close stores). Registered by the parts that need them.
    */
   onClose: Array<() => Promise<void> | void>;
+  /** The engine entry point (injectable for tests). */
+  compress: CompressFn;
+  /** Per-content memo shared by every engine call of this server (principle 4). */
+  engineMemo: ContentMemo;
+  /** The stages of a proxied request; later parts insert theirs by name. */
+  pipeline: ProxyPipeline;
+  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
+  upstream: Agent;
 }
