@@ -11,17 +11,20 @@ import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
 import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { healthRoutes } from './health.js';
+import { retrievalLoop } from './retrieval-loop.js';
+import { retrieveRoutes } from './retrieve.js';
 import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { sendError } from './respond.js';
 import { DEFAULT_STAGES } from './stages.js';
+import { toinPlugin } from './toin-plugin.js';
 import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes];
+const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, toinPlugin, retrieveRoutes, retrievalLoop];
 
 export interface SvcServerOptions {
   config: Config;

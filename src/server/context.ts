@@ -4,6 +4,7 @@ import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
+import type { ToinStore } from '../toin/store.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
 
@@ -35,4 +36,6 @@ export interface ServerContext {
   pipeline: ProxyPipeline;
   /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
   upstream: Agent;
+  /** What TOIN learned (opened by the retrieval plugin); its advice goes to every engine call. */
+  toin?: ToinStore;
 }

@@ -1,6 +1,7 @@
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TextFile } from 'lowdb/node';
+import { LRUCache } from 'lru-cache';
 import lockfile from 'proper-lockfile';
 import type { ShapeObservation, ToinAdvice } from '../engine/context/types.js';
 import type { Logger } from '../log.js';
@@ -125,6 +126,7 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
   let pending: Pending = { shapes: {}, hashes: {} };
   let advice: ToinAdvice | undefined;
   let flushing: Promise<void> = Promise.resolve();
+  const counted = new LRUCache<string, true>({ max: 50_000 });
 
   const bump = (key: string, tool: string, fields: string[], change: Partial<ShapeRecord>) => {
     const at = iso();
@@ -164,6 +166,10 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
     path: options.path,
     observe(observations) {
       for (const o of observations) {
+        // The proxy sees the same compressed content on every turn: count each (event, content) once.
+        const keys = o.hashes.map((h) => `${o.event}:${h}`);
+        if (keys.length > 0 && keys.every((k) => counted.has(k))) continue;
+        for (const k of keys) counted.set(k, true);
         bump(o.shape, o.tool, o.fields, o.event === 'compressed' ? { compressed: 1 } : { dropped: 1 });
         for (const hash of o.hashes) {
           const shapes = new Set([...(state.hashes[hash] ?? []), o.shape]);
