@@ -12,12 +12,15 @@ import type { ServerContext } from './context.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
 import { guardsPlugin } from './guards-plugin.js';
 import { healthRoutes } from './health.js';
+import { retrievalLoop } from './retrieval-loop.js';
+import { retrieveRoutes } from './retrieve.js';
 import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
 import { DEFAULT_STAGES } from './stages.js';
 import { telemetryRoutes } from './telemetry.js';
+import { toinPlugin } from './toin-plugin.js';
 import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
@@ -30,6 +33,9 @@ const PLUGINS: RoutePlugin[] = [
   guardsPlugin,
   compressRoutes,
   proxyRoutes,
+  toinPlugin,
+  retrieveRoutes,
+  retrievalLoop,
   requestLogRoutes,
   telemetryRoutes,
 ];

@@ -10,6 +10,7 @@ import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
 import type { SavingsFile } from '../stats/savings-store.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
+import type { ToinStore } from '../toin/store.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
 
@@ -53,4 +54,6 @@ export interface ServerContext {
   pipeline: ProxyPipeline;
   /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
   upstream: Agent;
+  /** What TOIN learned (opened by the retrieval plugin); its advice goes to every engine call. */
+  toin?: ToinStore;
 }
