@@ -1,10 +1,11 @@
 import { Command, Flags } from '@oclif/core';
-import { resolveConfig } from '../src/config/index.js';
+import { configFlags, resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
 import { renderHistory } from '../src/stats/history-export.js';
-import { loadHistory } from '../src/stats/history-load.js';
+import { type LoadedHistory, loadHistory } from '../src/stats/history-load.js';
 import { type HistoryRecord, SERIES_NAMES, type SeriesName } from '../src/stats/history-record.js';
 import { writeFileAtomic } from '../src/stats/savings-adapter.js';
+import { loadFleetHistory } from '../src/store/fleet-history.js';
 
 /** `svc history`: the durable savings history, read from the savings file (no server needed). */
 export default class History extends Command {
@@ -16,24 +17,35 @@ export default class History extends Command {
     '<%= config.bin %> history',
     '<%= config.bin %> history --format csv --series daily --output savings-daily.csv',
     '<%= config.bin %> history --format table --series weekly',
+    '<%= config.bin %> history --store redis://127.0.0.1:6379/0   # the whole fleet',
   ];
   static override enableJsonFlag = true;
   static override flags = {
     format: Flags.string({ summary: 'output format', options: ['json', 'csv', 'table'], default: 'json' }),
     series: Flags.string({ summary: 'series for csv and table', options: [...SERIES_NAMES] }),
     output: Flags.string({ summary: 'write to this file (atomically) instead of stdout', char: 'o' }),
+    ...configFlags('history'),
   };
 
   async run(): Promise<HistoryRecord> {
     const { flags } = await this.parse(History);
-    let savingsPath: string;
+    let config: ReturnType<typeof resolveConfig>;
     try {
-      savingsPath = resolveConfig({ env: process.env }).savingsPath;
+      config = resolveConfig({ flags, env: process.env });
     } catch (err) {
       if (isSvcError(err)) this.error(err.message, { exit: 2 });
       throw err;
     }
-    const loaded = await loadHistory(savingsPath, Date.now());
+    const { savingsPath } = config;
+    let loaded: LoadedHistory;
+    try {
+      loaded = config.store
+        ? await loadFleetHistory(config.store, config.storePrefix, Date.now())
+        : await loadHistory(savingsPath, Date.now());
+    } catch (err) {
+      if (isSvcError(err)) this.error(err.message, { exit: 1 });
+      throw err;
+    }
     if (loaded.state === 'malformed') {
       this.warn(
         `${savingsPath} is malformed (${loaded.reason}); showing an empty history. svc serve moves it aside.`,

@@ -17,6 +17,7 @@ export default class Serve extends Command {
     '<%= config.bin %> serve',
     '<%= config.bin %> serve --port 9000 --no-cache',
     '<%= config.bin %> serve --no-optimize --log-file ./svc.jsonl',
+    '<%= config.bin %> serve --store redis://127.0.0.1:6379/0   # replicas share state in Redis',
   ];
   static override flags = configFlags('serve');
 
@@ -30,7 +31,14 @@ export default class Serve extends Command {
       throw err;
     }
     const logger = createLogger({ level: config.logLevel });
-    const server = await createSvcServer({ config, logger });
+    let server: Awaited<ReturnType<typeof createSvcServer>>;
+    try {
+      server = await createSvcServer({ config, logger });
+    } catch (err) {
+      // e.g. --store unreachable: one line with the reason, exit 1 (no half-started proxy).
+      if (isSvcError(err)) this.error(err.message, { exit: err.code === 'SVC_BAD_CONFIG' ? 2 : 1 });
+      throw err;
+    }
     let url: string;
     try {
       url = await server.listen();

@@ -450,7 +450,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: undefined,
     description: 'shared state in Redis: `redis://HOST:PORT/DB` or `rediss://...`',
-    commands: SERVE,
+    commands: [...SERVE, 'history'],
   },
   {
     key: 'storePrefix',
@@ -459,6 +459,6 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: 'svc:',
     description: 'key prefix in the shared store',
-    commands: SERVE,
+    commands: [...SERVE, 'history'],
   },
 ];

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { Config } from '../config/options.js';
 import type { Logger } from '../log.js';
+import type { SharedStore } from '../store/redis.js';
+import { createRedisGuards } from '../store/redis-guards.js';
 import { type Budget, type BudgetLimits, budgetStateLines, createMemoryBudget } from './budget.js';
 import { createBudgetFile } from './budget-file.js';
 import { createMemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
@@ -33,6 +35,8 @@ export const BUDGET_FILE_NAME = 'budget.json';
 export interface GuardsOptions {
   now: () => number;
   logger: Logger;
+  /** The shared store (`--store`): then the guards live in Redis, shared by the fleet. */
+  store?: SharedStore | undefined;
 }
 
 /**
@@ -42,6 +46,7 @@ export interface GuardsOptions {
  */
 export async function createGuards(config: Config, options: GuardsOptions): Promise<Guards> {
   const { now, logger } = options;
+  if (options.store) return createRedisGuards(config, options.store, { now, logger });
   const cache = config.cache
     ? createMemoryResponseCache({
         maxEntries: config.cacheMaxEntries,

@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
+import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
+import { connectSharedStore } from '../store/redis.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import { compressRoutes } from './compress-route.js';
@@ -62,11 +64,21 @@ export interface SvcServer {
 export async function createSvcServer(options: SvcServerOptions): Promise<SvcServer> {
   const { config } = options;
   const now = options.now ?? Date.now;
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  // --store: state every replica may need lives in Redis; unreachable at start -> SVC_STORE_UNAVAILABLE.
+  const store = config.store
+    ? await connectSharedStore({ url: config.store, prefix: config.storePrefix, logger })
+    : undefined;
   const ctx: ServerContext = {
     config,
     bus: createEventBus(),
-    ccr: options.ccr ?? createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000 }),
-    logger: options.logger ?? createLogger({ level: config.logLevel }),
+    ccr:
+      options.ccr ??
+      (store
+        ? createRedisCcrStore(store, { ttlSeconds: config.ccrTtl })
+        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000 })),
+    ...(store ? { store } : {}),
+    logger,
     now,
     version: VERSION,
     startedAt: now(),
@@ -88,7 +100,12 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
-  for (const plugin of PLUGINS) await plugin(app, ctx);
+  try {
+    for (const plugin of PLUGINS) await plugin(app, ctx);
+  } catch (err) {
+    await store?.close();
+    throw err;
+  }
 
   let closing: Promise<void> | undefined;
   return {
@@ -130,6 +147,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         }
         await ctx.upstream.destroy();
         await ctx.ccr.close?.();
+        await ctx.store?.close();
       })();
       return closing;
     },

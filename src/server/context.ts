@@ -5,10 +5,12 @@ import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Guards } from '../guards/index.js';
 import type { Logger } from '../log.js';
+import type { FleetStats } from '../store/fleet-stats.js';
+import type { SharedStore } from '../store/redis.js';
+import type { SavingsStore } from '../store/redis-savings.js';
 import type { LiveStats } from '../stats/live-stats.js';
 import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
-import type { SavingsFile } from '../stats/savings-store.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
 import type { ToinStore } from '../toin/store.js';
 import type { CompressFn } from './engine-call.js';
@@ -22,6 +24,8 @@ export interface ServerContext {
   config: Config;
   bus: SvcEventBus;
   ccr: CcrStore;
+  /** The shared store (`--store redis://...`); undefined: state stays in memory and files. */
+  store?: SharedStore;
   logger: Logger;
   /** Milliseconds since the epoch; injectable for tests. */
   now: () => number;
@@ -39,7 +43,9 @@ export interface ServerContext {
   /** Live session counters behind `/stats` and `/health`; set by the stats plugin. */
   liveStats?: LiveStats;
   /** The durable savings file; set by the stats plugin. */
-  savings?: SavingsFile;
+  savings?: SavingsStore;
+  /** The fleet's counters and metrics (`--store`); set by the stats plugin. */
+  fleet?: FleetStats;
   /** Budget block of `/stats`; set by the budget guard. */
   budgetStatus?: () => BudgetStatus;
   /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */

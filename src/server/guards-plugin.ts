@@ -11,7 +11,7 @@ import { cacheRecordStage, guardStage } from './guard-pipeline.js';
  * the event first.
  */
 export const guardsPlugin: RoutePlugin = async (_app, ctx) => {
-  const guards = await createGuards(ctx.config, { now: ctx.now, logger: ctx.logger });
+  const guards = await createGuards(ctx.config, { now: ctx.now, logger: ctx.logger, store: ctx.store });
   ctx.guards = guards;
   ctx.pipeline.insert(guardStage, { before: 'compress' });
   ctx.pipeline.insert(cacheRecordStage, { before: 'relay' });

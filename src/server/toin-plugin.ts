@@ -1,3 +1,4 @@
+import { openRedisToinStore } from '../store/redis-toin.js';
 import { openToinStore } from '../toin/store.js';
 import type { RoutePlugin } from './app.js';
 import { queryFields } from './retrieve.js';
@@ -11,7 +12,12 @@ export const TOIN_FLUSH_MS = 5000;
  * events. Written every few seconds when something changed, and on close.
  */
 export const toinPlugin: RoutePlugin = async (_app, ctx) => {
-  const toin = await openToinStore({ path: ctx.config.toinPath, now: ctx.now, logger: ctx.logger });
+  // --store: the fleet's counts in Redis (sent in batches by the store itself; flush below sends the rest).
+  const shared = ctx.store
+    ? await openRedisToinStore(ctx.store, { now: ctx.now, logger: ctx.logger })
+    : undefined;
+  const toin =
+    shared ?? (await openToinStore({ path: ctx.config.toinPath, now: ctx.now, logger: ctx.logger }));
   ctx.toin = toin;
   let dirty = false;
   ctx.bus.on('toin.observed', (e) => {
@@ -37,5 +43,6 @@ export const toinPlugin: RoutePlugin = async (_app, ctx) => {
   ctx.onClose.push(async () => {
     clearInterval(timer);
     await flush();
+    await shared?.close();
   });
 };

@@ -3,6 +3,8 @@ import type { RequestFinishedEvent } from '../events.js';
 import type { RoutePlugin } from '../server/app.js';
 import type { ServerContext } from '../server/context.js';
 import { sendError, sendJson } from '../server/respond.js';
+import { createFleetStats } from '../store/fleet-stats.js';
+import { RedisSavingsStore, type SavingsStore } from '../store/redis-savings.js';
 import { countsAsSaving, priceRequest } from './cost.js';
 import { parseHistoryExport, renderHistory } from './history-export.js';
 import { buildHistoryRecord } from './history-record.js';
@@ -21,7 +23,7 @@ function subscribe(
   pricing: PricingTable,
   live: LiveStats,
   metrics: SvcMetrics,
-  savings: SavingsFile,
+  savings: SavingsStore,
 ) {
   const noted = new Set<string>();
   ctx.bus.on('request.finished', function statsSubscriber(event: RequestFinishedEvent) {
@@ -62,8 +64,9 @@ function subscribe(
 export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
   const live = ctx.liveStats ?? new LiveStats();
   const summary = ctx.savings ? await ctx.savings.summary(RECENT_HISTORY_SIZE) : undefined;
-  return buildStatsRecord({
-    totals: live.totals(),
+  const record = buildStatsRecord({
+    // --store: the fleet's counters; this replica's own are in `store.replica`.
+    totals: ctx.fleet ? await ctx.fleet.totals() : live.totals(),
     sessionHistory: live.sessionHistory(),
     lifetime: summary?.lifetime ?? zeroAmount(),
     history: summary?.history ?? [],
@@ -75,6 +78,17 @@ export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
     startedAt: ctx.startedAt,
     now: ctx.now(),
   });
+  if (ctx.store) {
+    const { requests, tokens, cost } = live.totals();
+    record.store = {
+      backend: 'redis',
+      url: ctx.store.safeUrl,
+      prefix: ctx.store.prefix,
+      healthy: ctx.store.healthy,
+      replica: { id: ctx.store.replicaId, requests, tokens, cost },
+    };
+  }
+  return record;
 }
 
 /**
@@ -84,7 +98,9 @@ export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
 export const statsRoutes: RoutePlugin = async (app, ctx) => {
   const pricing = loadPricing({ pricingPath: ctx.config.pricingPath });
   const live = new LiveStats();
-  const savings = new SavingsFile({ path: ctx.config.savingsPath, logger: ctx.logger, now: ctx.now });
+  const savings: SavingsStore = ctx.store
+    ? new RedisSavingsStore(ctx.store, { logger: ctx.logger, now: ctx.now })
+    : new SavingsFile({ path: ctx.config.savingsPath, logger: ctx.logger, now: ctx.now });
   await savings.open();
   const metrics = createMetrics({
     version: ctx.version,
@@ -94,7 +110,15 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
   });
   Object.assign(ctx, { pricing, liveStats: live, savings });
   subscribe(ctx, pricing, live, metrics, savings);
+  const fleet = ctx.store
+    ? createFleetStats(ctx.store, { live, registry: metrics.registry, logger: ctx.logger })
+    : undefined;
+  if (fleet) {
+    ctx.fleet = fleet;
+    ctx.bus.on('request.finished', () => fleet.changed());
+  }
   ctx.onClose.push(async () => {
+    await fleet?.close();
     await savings.close();
   });
 
@@ -126,8 +150,10 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
   });
 
   app.get('/metrics', async (_req, res) => {
-    const body = await metrics.registry.metrics();
-    res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+    const { contentType, body } = fleet
+      ? await fleet.metrics()
+      : { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
+    res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
     res.end(body);
   });
 };

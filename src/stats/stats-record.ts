@@ -27,6 +27,17 @@ export interface StatsRecord {
   budget: BudgetStatus;
   started_at: string;
   uptime_s: number;
+  /**
+   * With `--store`: the shared store, and this replica's own session
+   * counters (the top-level `requests`, `tokens` and `cost` are the fleet's).
+   */
+  store?: {
+    backend: 'redis';
+    url: string;
+    prefix: string;
+    healthy: boolean;
+    replica: { id: string } & Pick<LiveTotals, 'requests' | 'tokens' | 'cost'>;
+  };
 }
 
 export interface StatsRecordInput {

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { SvcError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -7,15 +9,27 @@ export interface SharedStore {
   redis: Redis;
   /** Key prefix (`--store-prefix`, default `svc:`). */
   prefix: string;
+  /** The store's URL with any password masked (for logs, `/stats`, `/v1/toin`). */
+  safeUrl: string;
+  /** This process's name in the fleet: `host-pid-random`. */
+  replicaId: string;
   /** True while the connection is up; parts degrade while it is false. */
   readonly healthy: boolean;
   key(...parts: string[]): string;
+  /**
+   * Runs `listener` each time the connection comes back after a loss (parts
+   * push what they kept locally during the outage). Returns an unsubscribe.
+   */
+  onReconnect(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
 /** The URL with any password masked, for logs and errors. */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*)@/, (_m, auth: string) => `//${auth.includes(':') ? `${auth.split(':')[0]}:***` : '***'}@`);
+  return url.replace(
+    /\/\/([^@/]*)@/,
+    (_m, auth: string) => `//${auth.includes(':') ? `${auth.split(':')[0]}:***` : '***'}@`,
+  );
 }
 
 export interface ConnectStoreOptions {
@@ -24,52 +38,102 @@ export interface ConnectStoreOptions {
   logger: Logger;
   /** How long the first connection may take, ms. Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * Longest a single command may take, ms (default 1000): a store that hangs
+   * without closing its connection fails the command instead of the request.
+   */
+  commandTimeoutMs?: number;
 }
+
+/** Longest wait between reconnection attempts, ms. */
+const MAX_BACKOFF_MS = 2000;
 
 /**
  * Connects to Redis (`redis://HOST:PORT/DB`, `rediss://` for TLS, password in
  * the URL). Fails with SVC_STORE_UNAVAILABLE when the first connection does
  * not come up; afterwards reconnects by itself (with capped backoff) and logs
  * losing and regaining the connection. Commands fail fast while it is down
- * (no offline queue), so no request waits on a lost store.
+ * (no offline queue, a command timeout), so no request waits on a lost store.
+ *
+ * @example const store = await connectSharedStore({ url: 'redis://127.0.0.1:6379/0', prefix: 'svc:', logger })
  */
 export async function connectSharedStore(options: ConnectStoreOptions): Promise<SharedStore> {
   const { logger, prefix } = options;
   const safeUrl = redactUrl(options.url);
+  if (!/^rediss?:\/\//.test(options.url)) {
+    throw new SvcError(
+      'SVC_BAD_CONFIG',
+      `--store must be a redis:// or rediss:// URL (got "${safeUrl.slice(0, 80)}")`,
+      { status: 400 },
+    );
+  }
   const redis = new Redis(options.url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
+    enableAutoPipelining: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
-    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+    commandTimeout: options.commandTimeoutMs ?? 1000,
+    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), MAX_BACKOFF_MS),
   });
+  const listeners = new Set<() => void>();
   let healthy = false;
   let everUp = false;
   redis.on('ready', () => {
-    if (everUp && !healthy) logger.info(`store: reconnected to ${safeUrl}`);
+    const again = everUp && !healthy;
     healthy = true;
     everUp = true;
+    if (!again) return;
+    logger.info(`store: reconnected to ${safeUrl}; shared state is in use again`);
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (err) {
+        logger.error('store: a reconnection hook failed', { error: String(err) });
+      }
+    }
   });
   redis.on('close', () => {
-    if (healthy) logger.warn(`store: lost connection to ${safeUrl}; reconnecting (cache skipped, see README for limits and budgets)`);
+    if (healthy) {
+      logger.warn(
+        `store: lost connection to ${safeUrl}; reconnecting. Meanwhile: cache skipped, rate limits per replica, budget from the last known spend (docs/redis.md)`,
+      );
+    }
     healthy = false;
   });
-  redis.on('error', (err: Error) => logger.debug(`store: ${err.message}`));
+  let lastError: Error | undefined;
+  redis.on('error', (err: Error) => {
+    lastError = err;
+    logger.debug(`store: ${err.message}`);
+  });
   try {
     await redis.connect();
     await redis.ping();
   } catch (cause) {
     redis.disconnect();
-    throw new SvcError('SVC_STORE_UNAVAILABLE', `cannot reach the store at ${safeUrl}: ${(cause as Error).message}`, { cause });
+    // The socket's own error (ECONNREFUSED, auth, TLS) says more than ioredis's "Connection is closed".
+    const reason = lastError?.message ?? ((cause as Error).message || String(cause));
+    throw new SvcError(
+      'SVC_STORE_UNAVAILABLE',
+      `cannot reach the store at ${safeUrl} (${reason}); check --store / SERVICE_STORE_URL and that Redis is running`,
+      { cause },
+    );
   }
   return {
     redis,
     prefix,
+    safeUrl,
+    replicaId: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     get healthy() {
       return healthy;
     },
     key: (...parts) => prefix + parts.join(':'),
+    onReconnect(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async close() {
+      listeners.clear();
       redis.removeAllListeners('close');
       await redis.quit().catch(() => redis.disconnect());
     },

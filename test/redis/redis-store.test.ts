@@ -34,7 +34,12 @@ afterAll(async () => {
 
 describe('shared store connection', () => {
   it('refuses to start when Redis is unreachable, with a clear error and no password in it', async () => {
-    const err = await connectSharedStore({ url: 'redis://:s3cret@127.0.0.1:1/0', prefix: 'x:', logger: recordingLogger([]), connectTimeoutMs: 500 }).catch((e: unknown) => e);
+    const err = await connectSharedStore({
+      url: 'redis://:s3cret@127.0.0.1:1/0',
+      prefix: 'x:',
+      logger: recordingLogger([]),
+      connectTimeoutMs: 500,
+    }).catch((e: unknown) => e);
     expect(isSvcError(err) && err.code).toBe('SVC_STORE_UNAVAILABLE');
     expect(String((err as Error).message)).toContain('127.0.0.1:1');
     expect(String((err as Error).message)).not.toContain('s3cret');

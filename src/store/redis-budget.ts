@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Budget,
+  type BudgetDecision,
+  type BudgetLimits,
+  type BudgetRefusal,
+  type BudgetReservation,
+  type BudgetStatus,
+  formatUsd,
+  roundUsd,
+} from '../guards/budget.js';
+import { BUDGET_PERIODS, type BudgetPeriod, periodEnd, periodStart } from '../guards/budget-periods.js';
+import type { Logger } from '../log.js';
+import type { SharedStore } from './redis.js';
+import { budgetCommands } from './redis-budget-script.js';
+
+const NANO = 1e9;
+const toNano = (usd: number) => Math.max(0, Math.round(usd * NANO));
+/** A window's key outlives its window by a day (for inspection); only the current one is read. */
+const WINDOW_KEEP_MS = 24 * 3600 * 1000;
+/** Most settlements kept while the store is unreachable; beyond, the oldest are logged and dropped. */
+const MAX_PENDING = 100_000;
+
+/** Spend and reservations (nano-USD) of one window, as last seen in Redis. */
+interface SeenWindow {
+  start: number;
+  spend: number;
+  reserved: number;
+}
+
+/** A settlement to apply in Redis (replayed after an outage). */
+interface Settlement {
+  holdId: string;
+  charge: number;
+  keys: string[];
+}
+
+export interface RedisBudgetOptions {
+  limits: BudgetLimits;
+  now?: () => number;
+  logger: Logger;
+  /** A hold not settled within this time is released (its replica died). Default 15 min. */
+  holdTtlMs?: number;
+  /** How often the fleet's spend is re-read for `peekStatus` (`/stats`). Default 1000 ms; 0: never. */
+  refreshMs?: number;
+}
+
+/** The Redis budget plus its shutdown. */
+export interface RedisBudget extends Budget {
+  /** Applies settlements kept during an outage, stops the refresh timer. */
+  close(): Promise<void>;
+}
+
+/**
+ * Budget spend per period in Redis, shared by the fleet. Reservation and
+ * settlement are each one Lua script, so of any number of concurrent
+ * requests on any number of replicas only those that start while the
+ * fleet's spend plus reservations is under the limit get in: the fleet
+ * overshoots by at most one request's estimate (plus any excess of actual
+ * over estimated cost).
+ *
+ * While Redis is unreachable: a request is admitted only while the last
+ * spend this replica saw, plus what it admitted and charged itself since,
+ * stays under the limit (refusals come only from that known spend); its
+ * settlements are kept and applied once Redis is back, so no spend is lost.
+ */
+export function createRedisBudget(store: SharedStore, options: RedisBudgetOptions): RedisBudget {
+  const now = options.now ?? Date.now;
+  const { limits, logger } = options;
+  const holdTtlMs = options.holdTtlMs ?? 15 * 60_000;
+  const cmd = budgetCommands(store.redis);
+  const holdKeys = [store.key('budget', 'holds'), store.key('budget', 'hold')];
+  const windowKey = (p: BudgetPeriod, t: number) => store.key('budget', p, String(periodStart(p, t)));
+  const enabled = BUDGET_PERIODS.some((p) => limits[p] !== undefined);
+  const seen = {} as Record<BudgetPeriod, SeenWindow>;
+  const localHeld = {} as Record<BudgetPeriod, SeenWindow>;
+  for (const p of BUDGET_PERIODS) {
+    seen[p] = { start: periodStart(p, now()), spend: 0, reserved: 0 };
+    localHeld[p] = { ...seen[p] };
+  }
+  const holdIds = new WeakMap<BudgetReservation, string>();
+  const pending: Settlement[] = [];
+  const warned = new Map<string, number>();
+
+  const keysAt = (t: number) => [...holdKeys, ...BUDGET_PERIODS.map((p) => windowKey(p, t))];
+  const expiries = (t: number) => BUDGET_PERIODS.map((p) => periodEnd(p, t) + WINDOW_KEEP_MS);
+  const remember = (t: number, w: number[]) => {
+    BUDGET_PERIODS.forEach((p, i) => {
+      seen[p] = { start: periodStart(p, t), spend: w[2 * i] ?? 0, reserved: w[2 * i + 1] ?? 0 };
+    });
+  };
+  /** What this replica knows of a window now: Redis as last seen plus its own unapplied changes. */
+  const known = (p: BudgetPeriod, t: number): SeenWindow => {
+    const start = periodStart(p, t);
+    const base = seen[p].start === start ? seen[p] : { start, spend: 0, reserved: 0 };
+    const key = windowKey(p, t);
+    const unapplied = pending.reduce((sum, s) => sum + (s.keys.includes(key) ? s.charge : 0), 0);
+    const held = localHeld[p].start === start ? localHeld[p].reserved : 0;
+    return { start, spend: base.spend + unapplied, reserved: base.reserved + held };
+  };
+
+  const refusalAt = (t: number): BudgetRefusal | undefined => {
+    let refusal: BudgetRefusal | undefined;
+    for (const p of BUDGET_PERIODS) {
+      const limit = limits[p];
+      const w = known(p, t);
+      if (limit === undefined || w.spend + w.reserved < toNano(limit)) continue;
+      const resetsAt = periodEnd(p, t);
+      if (!refusal || resetsAt >= Date.parse(refusal.resetsAt)) {
+        const spendUsd = roundUsd((w.spend + w.reserved) / NANO);
+        refusal = { period: p, limitUsd: limit, spendUsd, resetsAt: new Date(resetsAt).toISOString() };
+      }
+    }
+    return refusal;
+  };
+
+  const warnCrossings = (t: number) => {
+    for (const p of BUDGET_PERIODS) {
+      const limit = limits[p];
+      if (limit === undefined) continue;
+      const w = known(p, t);
+      const used = limit === 0 ? 1 : w.spend / NANO / limit;
+      const level = used >= 1 ? 1 : used >= 0.8 ? 0.8 : 0;
+      const id = `${p}:${w.start}`;
+      if (level <= (warned.get(id) ?? 0)) continue;
+      warned.set(id, level);
+      const fields = {
+        spend: roundUsd(w.spend / NANO),
+        limit,
+        resets_at: new Date(periodEnd(p, t)).toISOString(),
+      };
+      if (level >= 1)
+        logger.warn(
+          `budget: ${p} limit of ${formatUsd(limit)} reached (fleet); new requests get 402 until the reset`,
+          fields,
+        );
+      else logger.warn(`budget: ${p} spend passed 80% of ${formatUsd(limit)} (fleet)`, fields);
+    }
+  };
+
+  const apply = async (s: Settlement): Promise<void> => {
+    const t = now();
+    remember(t, await cmd.svcBudgetSettle(s.keys, [t, s.holdId, s.charge, ...expiries(t)]));
+  };
+  let draining: Promise<void> | undefined;
+  const drain = (): Promise<void> => {
+    draining ??= (async () => {
+      while (pending.length > 0 && store.healthy) {
+        await apply(pending[0]!);
+        pending.shift();
+      }
+    })()
+      .catch((err: unknown) =>
+        logger.warn('budget: settlements still pending', { error: String(err), pending: pending.length }),
+      )
+      .finally(() => {
+        draining = undefined;
+      });
+    return draining;
+  };
+  const unsubscribe = store.onReconnect(() => {
+    if (pending.length > 0)
+      logger.info(`budget: applying ${pending.length} settlement(s) kept during the outage`);
+    void drain();
+  });
+
+  const statusAt = (t: number): BudgetStatus => {
+    const out = { enabled } as BudgetStatus;
+    for (const p of BUDGET_PERIODS) {
+      const w = known(p, t);
+      const limit = limits[p] ?? null;
+      const spend = w.spend / NANO;
+      const reserved = w.reserved / NANO;
+      out[p] = {
+        limit,
+        spend: roundUsd(spend),
+        reserved: roundUsd(reserved),
+        remaining: limit === null ? null : roundUsd(Math.max(0, limit - spend - reserved)),
+        resets_at: new Date(periodEnd(p, t)).toISOString(),
+        exceeded: limit !== null && w.spend + w.reserved >= toNano(limit),
+      };
+    }
+    return out;
+  };
+  const refresh = async (): Promise<void> => {
+    if (pending.length > 0) await drain();
+    const t = now();
+    remember(t, await cmd.svcBudgetSettle(keysAt(t), [t, '', 0, ...expiries(t)]));
+  };
+  const timer =
+    (options.refreshMs ?? 1000) > 0
+      ? setInterval(() => {
+          if (store.healthy) refresh().catch(() => undefined);
+        }, options.refreshMs ?? 1000)
+      : undefined;
+  timer?.unref();
+
+  const reserveLocally = (t: number, amount: number): BudgetDecision => {
+    const refusal = refusalAt(t);
+    if (refusal) return { allowed: false, ...refusal };
+    const windows = {} as Record<BudgetPeriod, number>;
+    for (const p of BUDGET_PERIODS) {
+      const start = periodStart(p, t);
+      if (localHeld[p].start !== start) localHeld[p] = { start, spend: 0, reserved: 0 };
+      localHeld[p].reserved += amount;
+      windows[p] = start;
+    }
+    const reservation = { amountUsd: amount / NANO, windows };
+    holdIds.set(reservation, '');
+    return { allowed: true, reservation };
+  };
+
+  return {
+    enabled,
+    async reserve(estimatedUsd) {
+      const t = now();
+      const amount = toNano(estimatedUsd ?? 0);
+      if (!store.healthy) return reserveLocally(t, amount);
+      if (pending.length > 0) await drain();
+      const holdId = randomUUID();
+      const limitArgs = BUDGET_PERIODS.map((p) => (limits[p] === undefined ? '' : toNano(limits[p])));
+      let reply: number[];
+      try {
+        reply = await cmd.svcBudgetReserve(keysAt(t), [
+          t,
+          holdId,
+          amount,
+          t + holdTtlMs,
+          ...limitArgs,
+          ...expiries(t),
+        ]);
+      } catch {
+        return reserveLocally(t, amount);
+      }
+      const [allowed, ...w] = reply;
+      remember(t, w);
+      if (allowed !== 1) {
+        const p = BUDGET_PERIODS.find((q) => limits[q] !== undefined) ?? 'daily';
+        const refusal = refusalAt(t) ?? {
+          period: p,
+          limitUsd: limits[p] ?? 0,
+          spendUsd: roundUsd((known(p, t).spend + known(p, t).reserved) / NANO),
+          resetsAt: new Date(periodEnd(p, t)).toISOString(),
+        };
+        return { allowed: false, ...refusal };
+      }
+      const windows = {} as Record<BudgetPeriod, number>;
+      for (const p of BUDGET_PERIODS) windows[p] = periodStart(p, t);
+      const reservation = { amountUsd: amount / NANO, windows };
+      holdIds.set(reservation, amount > 0 ? holdId : '');
+      return { allowed: true, reservation };
+    },
+    async settle(reservation, actualUsd) {
+      const t = now();
+      const holdId = holdIds.get(reservation) ?? '';
+      holdIds.delete(reservation);
+      if (holdId === '') {
+        for (const p of BUDGET_PERIODS) {
+          const held = localHeld[p];
+          if (held.start === reservation.windows[p])
+            held.reserved = Math.max(0, held.reserved - toNano(reservation.amountUsd));
+        }
+      }
+      const s: Settlement = { holdId, charge: toNano(actualUsd ?? reservation.amountUsd), keys: keysAt(t) };
+      if (s.charge === 0 && holdId === '') return;
+      try {
+        if (!store.healthy) throw new Error('store unreachable');
+        await apply(s);
+      } catch {
+        pending.push(s);
+        if (pending.length > MAX_PENDING) {
+          const lost = pending.shift()!;
+          logger.error('budget: too many settlements kept during the outage; the oldest is dropped', {
+            charge_usd: lost.charge / NANO,
+          });
+        }
+      }
+      warnCrossings(t);
+    },
+    async status() {
+      try {
+        if (store.healthy) await refresh();
+      } catch {
+        // Outage: the last known spend.
+      }
+      return statusAt(now());
+    },
+    peekStatus() {
+      return statusAt(now());
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      unsubscribe();
+      if (pending.length > 0) await drain();
+      if (pending.length > 0) {
+        const usd = pending.reduce((sum, s) => sum + s.charge, 0) / NANO;
+        logger.error('budget: spend could not be written to the store before exit', {
+          settlements: pending.length,
+          usd: roundUsd(usd),
+        });
+      }
+    },
+  };
+}
