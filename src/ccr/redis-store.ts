@@ -23,12 +23,14 @@ export interface RedisCcrStoreOptions {
  * answer 503 with the message).
  */
 export function createRedisCcrStore(store: SharedStore, options: RedisCcrStoreOptions): CcrStore {
-  const unavailable = (cause: unknown) =>
-    new SvcError(
+  const unavailable = (cause: unknown) => {
+    store.noteFailure(cause);
+    return new SvcError(
       'SVC_STORE_UNAVAILABLE',
       'the CCR store (Redis) is unreachable and this replica holds no copy of the entry; try again shortly',
       { cause },
     );
+  };
   const localMax = options.localMaxSize ?? 64 * 1024 * 1024;
   const local =
     localMax > 0
@@ -40,6 +42,7 @@ export function createRedisCcrStore(store: SharedStore, options: RedisCcrStoreOp
       : undefined;
   return {
     async put(hash, original) {
+      if (!store.healthy) throw unavailable(new Error('store unreachable'));
       try {
         // Always written through: Redis may have lost it (restart, eviction) since the last turn.
         await store.redis.set(store.key('ccr', hash), original, 'EX', options.ttlSeconds);
@@ -51,6 +54,7 @@ export function createRedisCcrStore(store: SharedStore, options: RedisCcrStoreOp
     async get(hash) {
       const held = local?.get(hash);
       if (held !== undefined) return held;
+      if (!store.healthy) throw unavailable(new Error('store unreachable'));
       let found: string | null;
       try {
         found = await store.redis.get(store.key('ccr', hash));

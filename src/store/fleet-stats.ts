@@ -102,12 +102,14 @@ export function createFleetStats(store: SharedStore, options: FleetStatsOptions)
     if (diff.size === 0) return;
     const multi = store.redis.multi();
     for (const [k, v] of diff) multi.hincrbyfloat(key, k, v);
+    multi.hset(key, mark, 1);
     const results = await multi.exec();
     if (!results || results.some(([err]) => err)) throw new Error('fleet counters not written');
     sent = now;
   };
   const flush = (): Promise<void> => {
     chain = chain.then(push).catch((err: unknown) => {
+      store.noteFailure(err);
       // Kept (the difference grows); sent on the next change or on reconnection.
       if (store.healthy)
         options.logger.warn('stats: fleet counters not sent yet; will retry', { error: String(err) });
@@ -123,7 +125,21 @@ export function createFleetStats(store: SharedStore, options: FleetStatsOptions)
     timer.unref();
   };
   let lastStored: Record<string, string> = {};
-  const unsubscribe = store.onReconnect(() => void flush());
+  // A Redis that came back without its data (no persistence) lost what this replica sent: send it all again.
+  const mark = `r:${store.replicaId}`;
+  const unsubscribe = store.onReconnect(() => {
+    chain = chain
+      .then(async () => {
+        if (sent.size > 0 && !(await store.redis.hexists(key, mark))) {
+          options.logger.warn(
+            "stats: the store lost the fleet counters; sending this replica's session again",
+          );
+          sent = new Map();
+        }
+      })
+      .catch(() => undefined);
+    void flush();
+  });
 
   /** The fleet's flat counters plus this replica's unsent part. */
   const fleetFlat = async (): Promise<Flat> => {

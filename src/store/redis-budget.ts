@@ -229,7 +229,8 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
           ...limitArgs,
           ...expiries(t),
         ]);
-      } catch {
+      } catch (err) {
+        store.noteFailure(err);
         return reserveLocally(t, amount);
       }
       const [allowed, ...w] = reply;
@@ -266,7 +267,8 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
       try {
         if (!store.healthy) throw new Error('store unreachable');
         await apply(s);
-      } catch {
+      } catch (err) {
+        store.noteFailure(err);
         pending.push(s);
         if (pending.length > MAX_PENDING) {
           const lost = pending.shift()!;

@@ -171,6 +171,7 @@ export function createRedisResponseCache(
   };
   const skip = (what: string, err: unknown): undefined => {
     skipped += 1;
+    store.noteFailure(err);
     if (store.healthy) options.logger.warn(`cache: ${what} skipped: ${(err as Error).message}`);
     return undefined;
   };

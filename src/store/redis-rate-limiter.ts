@@ -100,6 +100,7 @@ export function createRedisRateLimiter(store: SharedStore, options: RedisRateLim
   });
   let fallbackNoted = false;
   const fallback = async (keyHash: string, estimate: number, err: unknown): Promise<RateDecision> => {
+    store.noteFailure(err);
     if (!fallbackNoted) {
       fallbackNoted = true;
       options.logger.warn('rate limit: store unreachable; limiting per replica until it is back', {
@@ -146,8 +147,9 @@ export function createRedisRateLimiter(store: SharedStore, options: RedisRateLim
           ticket.reservedTokens,
           actualTokens,
         );
-      } catch {
+      } catch (err) {
         // Lost with the store: the estimate stays taken, which errs on the safe side.
+        store.noteFailure(err);
       }
     },
     async peek(keyHash) {

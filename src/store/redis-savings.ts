@@ -132,6 +132,7 @@ export class RedisSavingsStore implements SavingsStore {
       );
       return this.pending.size === 0;
     } catch (err) {
+      this.store.noteFailure(err);
       mergeDeltas(this.pending, delta);
       if (this.store.healthy)
         this.logger.warn('savings: not sent to the store yet; will retry', { error: String(err) });

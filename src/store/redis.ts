@@ -17,6 +17,12 @@ export interface SharedStore {
   readonly healthy: boolean;
   key(...parts: string[]): string;
   /**
+   * Parts report a failed command here. A timeout (the store hangs without
+   * closing the connection) marks the store down until it answers a ping
+   * again, so later requests skip it at once instead of each waiting.
+   */
+  noteFailure(err: unknown): void;
+  /**
    * Runs `listener` each time the connection comes back after a loss (parts
    * push what they kept locally during the outage). Returns an unsubscribe.
    */
@@ -67,24 +73,28 @@ export async function connectSharedStore(options: ConnectStoreOptions): Promise<
       { status: 400 },
     );
   }
+  const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
   const redis = new Redis(options.url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     enableAutoPipelining: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
-    commandTimeout: options.commandTimeoutMs ?? 1000,
+    commandTimeout: commandTimeoutMs,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), MAX_BACKOFF_MS),
   });
   const listeners = new Set<() => void>();
   let healthy = false;
   let everUp = false;
-  redis.on('ready', () => {
-    const again = everUp && !healthy;
+  let probe: NodeJS.Timeout | undefined;
+  const stopProbe = () => {
+    if (probe) clearInterval(probe);
+    probe = undefined;
+  };
+  const backUp = (how: string) => {
     healthy = true;
-    everUp = true;
-    if (!again) return;
-    logger.info(`store: reconnected to ${safeUrl}; shared state is in use again`);
+    stopProbe();
+    logger.info(`store: ${how} ${safeUrl}; shared state is in use again`);
     for (const listener of listeners) {
       try {
         listener();
@@ -92,6 +102,11 @@ export async function connectSharedStore(options: ConnectStoreOptions): Promise<
         logger.error('store: a reconnection hook failed', { error: String(err) });
       }
     }
+  };
+  redis.on('ready', () => {
+    if (everUp && !healthy) backUp('reconnected to');
+    healthy = true;
+    everUp = true;
   });
   redis.on('close', () => {
     if (healthy) {
@@ -100,7 +115,25 @@ export async function connectSharedStore(options: ConnectStoreOptions): Promise<
       );
     }
     healthy = false;
+    stopProbe();
   });
+  const noteFailure = (err: unknown) => {
+    if (!healthy || !/timed out/i.test(String((err as Error)?.message ?? err))) return;
+    healthy = false;
+    logger.warn(
+      `store: ${safeUrl} did not answer within ${commandTimeoutMs} ms; treating it as down until it answers again`,
+    );
+    probe = setInterval(() => {
+      if (redis.status !== 'ready') return;
+      redis.ping().then(
+        () => {
+          if (!healthy && probe) backUp('answering again:');
+        },
+        () => undefined,
+      );
+    }, 250);
+    probe.unref();
+  };
   let lastError: Error | undefined;
   redis.on('error', (err: Error) => {
     lastError = err;
@@ -128,11 +161,13 @@ export async function connectSharedStore(options: ConnectStoreOptions): Promise<
       return healthy;
     },
     key: (...parts) => prefix + parts.join(':'),
+    noteFailure,
     onReconnect(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async close() {
+      stopProbe();
       listeners.clear();
       redis.removeAllListeners('close');
       await redis.quit().catch(() => redis.disconnect());

@@ -1,13 +1,28 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A redis-server the test started on a free loopback port. */
 export interface TestRedis {
   port: number;
   url: string;
+  /** Kills it (SIGKILL): connections drop at once. */
   stop(): Promise<void>;
-  /** Starts it again on the same port (after `stop`). */
+  /** Starts it again on the same port (after `stop`); with `persist`, with its data. */
   start(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open, nothing answers. */
+  pause(): void;
+  /** Unfreezes it (SIGCONT). */
+  resume(): void;
+  /** Stops it and removes its data folder. */
+  destroy(): Promise<void>;
+}
+
+export interface TestRedisOptions {
+  /** Keep data across `stop`/`start` (append-only file, fsync on every write). */
+  persist?: boolean;
 }
 
 async function freePort(): Promise<number> {
@@ -21,15 +36,23 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts `redis-server` (Debian package) with no persistence on 127.0.0.1. */
-export async function startTestRedis(): Promise<TestRedis> {
+/** Starts `redis-server` (Debian package) on 127.0.0.1, by default with no persistence. */
+export async function startTestRedis(options: TestRedisOptions = {}): Promise<TestRedis> {
   const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-data-'));
+  const persistence = options.persist
+    ? ['--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
   let child: ChildProcess | undefined;
   const start = () =>
     new Promise<void>((resolve, reject) => {
-      const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const proc = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence],
+        {
+          stdio: ['ignore', 'pipe', 'ignore'],
+        },
+      );
       child = proc;
       let out = '';
       const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);
@@ -46,15 +69,23 @@ export async function startTestRedis(): Promise<TestRedis> {
       });
     });
   await start();
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+    });
   return {
     port,
     url: `redis://127.0.0.1:${port}/0`,
     start,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (!child || child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      }),
+    stop,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
+    async destroy() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -16,7 +16,7 @@ beforeAll(async () => {
   redis = await startTestRedis();
 });
 afterAll(async () => {
-  await redis?.stop();
+  await redis?.destroy();
 });
 afterEach(async () => {
   await fleet?.close();

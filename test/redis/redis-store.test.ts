@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await store?.close();
-  await redis?.stop();
+  await redis?.destroy();
 });
 
 describe('shared store connection', () => {
