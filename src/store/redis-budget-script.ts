@@ -39,7 +39,7 @@ end
 `;
 
 /**
- * ARGV: now, hold id, amount, hold expiry, limit x3 ('' = none), window expiry x3.
+ * ARGV: now, hold id, amount, hold expiry (ms), limit x3 ('' = none), window TTL x3 (ms).
  * Admits when every limited window's spend + reserved is under its limit,
  * then holds `amount` in all three windows.
  */
@@ -56,7 +56,7 @@ end
 if tonumber(ARGV[3]) > 0 then
   for i = 3, 5 do
     redis.call('HINCRBY', KEYS[i], 'reserved', ARGV[3])
-    redis.call('PEXPIREAT', KEYS[i], ARGV[5 + i])
+    redis.call('PEXPIRE', KEYS[i], ARGV[5 + i])
   end
   redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
   redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '|' .. KEYS[3] .. '|' .. KEYS[4] .. '|' .. KEYS[5])
@@ -67,7 +67,7 @@ return w
 `;
 
 /**
- * ARGV: now, hold id ('' = none), charge, window expiry x3. Releases the
+ * ARGV: now, hold id ('' = none), charge, window TTL x3 (ms). Releases the
  * hold (from the windows it was made in) and charges the windows given
  * (those in which the request finished). With no id and charge 0: status.
  */
@@ -77,7 +77,7 @@ if ARGV[2] ~= '' then release(ARGV[2]) end
 if tonumber(ARGV[3]) > 0 then
   for i = 3, 5 do
     redis.call('HINCRBY', KEYS[i], 'spend', ARGV[3])
-    redis.call('PEXPIREAT', KEYS[i], ARGV[1 + i])
+    redis.call('PEXPIRE', KEYS[i], ARGV[1 + i])
   end
 end
 return windows()

@@ -83,7 +83,8 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
   const warned = new Map<string, number>();
 
   const keysAt = (t: number) => [...holdKeys, ...BUDGET_PERIODS.map((p) => windowKey(p, t))];
-  const expiries = (t: number) => BUDGET_PERIODS.map((p) => periodEnd(p, t) + WINDOW_KEEP_MS);
+  // Relative (PEXPIRE): replicas' clocks, and test clocks, need not match Redis's.
+  const expiries = (t: number) => BUDGET_PERIODS.map((p) => periodEnd(p, t) - t + WINDOW_KEEP_MS);
   const remember = (t: number, w: number[]) => {
     BUDGET_PERIODS.forEach((p, i) => {
       seen[p] = { start: periodStart(p, t), spend: w[2 * i] ?? 0, reserved: w[2 * i + 1] ?? 0 };

@@ -91,6 +91,8 @@ describe('two replicas on one Redis', () => {
     expect(((await query.json()) as { content: string }).content).toContain('build line 7:');
     // The entry lives in Redis under the prefix, with the CCR TTL.
     expect(await b.server.ctx.store!.redis.ttl(`${fleet.prefix}ccr:${hash}`)).toBeGreaterThan(0);
+    // TOIN is the fleet's too.
+    expect((await json<{ path: string }>(`${b.url}/v1/toin`)).path).toContain(`${fleet.prefix}toin:`);
   });
 
   it('a cached answer stored by one replica is a HIT on the other', async () => {
