@@ -5,6 +5,7 @@ import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
+import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
@@ -22,7 +23,14 @@ import { createUpstreamAgent } from './upstream.js';
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, requestLogRoutes, telemetryRoutes];
+const PLUGINS: RoutePlugin[] = [
+  healthRoutes,
+  statsRoutes, // before observers that read event.costUsd (budget, logs)
+  compressRoutes,
+  proxyRoutes,
+  requestLogRoutes,
+  telemetryRoutes,
+];
 
 export interface SvcServerOptions {
   config: Config;

@@ -6,6 +6,11 @@ import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
+import type { LiveStats } from '../stats/live-stats.js';
+import type { CacheCounts } from '../stats/metrics.js';
+import type { PricingTable } from '../stats/pricing.js';
+import type { SavingsFile } from '../stats/savings-store.js';
+import type { BudgetStatus } from '../stats/stats-record.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -35,4 +40,14 @@ export interface ServerContext {
   pipeline: ProxyPipeline;
   /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
   upstream: Agent;
+  /** Pricing table (shipped + `SERVICE_PRICING_PATH`); set by the stats plugin. */
+  pricing?: PricingTable;
+  /** Live session counters behind `/stats` and `/health`; set by the stats plugin. */
+  liveStats?: LiveStats;
+  /** The durable savings file; set by the stats plugin. */
+  savings?: SavingsFile;
+  /** Budget block of `/stats`; set by the budget guard. */
+  budgetStatus?: () => BudgetStatus;
+  /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */
+  cacheStats?: () => CacheCounts | undefined;
 }
