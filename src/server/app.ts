@@ -16,7 +16,7 @@ import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
 import { DEFAULT_STAGES } from './stages.js';
 import { telemetryRoutes } from './telemetry.js';
-import { createUpstreamAgent } from './upstream.js';
+import { createUpstreamClient } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
@@ -58,7 +58,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     pipeline: new ProxyPipeline(DEFAULT_STAGES),
-    upstream: createUpstreamAgent(config.upstreamTimeout),
+    upstream: createUpstreamClient(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -85,7 +85,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.once('error', reject);
         server.once('listening', () => {
           // Load the engine (tokenizer tables) right after start, off the ready path.
-          if (!options.compress) setImmediate(() => lazyEngine.load().catch(() => undefined));
+          setImmediate(() => {
+            void ctx.upstream.warm().catch(() => undefined);
+            if (!options.compress) void lazyEngine.load().catch(() => undefined);
+          });
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
@@ -112,7 +115,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
-        await ctx.upstream.destroy();
+        await ctx.upstream.close();
         await ctx.ccr.close?.();
       })();
       return closing;
