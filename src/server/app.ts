@@ -21,6 +21,9 @@ import { createUpstreamClient } from './upstream.js';
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
+/** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
+const OWN_V1_PATHS = new Set(['/v1/compress']);
+
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, requestLogRoutes, telemetryRoutes];
 
@@ -68,7 +71,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
-      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
+      if (req.path.startsWith('/v1/') && !OWN_V1_PATHS.has(req.path))
+        return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });

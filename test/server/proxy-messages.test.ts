@@ -220,6 +220,33 @@ describe('/v1/messages (messages format)', () => {
     expect(second.body.equals(small)).toBe(true);
   });
 
+  it('a body in an encoding svc cannot decode is forwarded untouched with its encoding', async () => {
+    await setup({ compress: createFakeCompress() });
+    const opaque = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]);
+    await post(opaque, { ...HEADERS, 'content-encoding': 'zstd' });
+    const got = upstream!.requests[0]!;
+    expect(got.headers['content-encoding']).toBe('zstd');
+    expect(got.body.equals(opaque)).toBe(true);
+  });
+
+  it('stores the originals in CCR before the compressed request goes upstream', async () => {
+    const order: string[] = [];
+    const ccr = createMemoryCcrStore();
+    const logged = {
+      put: async (h: string, o: string) => {
+        order.push('ccr');
+        await ccr.put(h, o);
+      },
+      get: ccr.get,
+    };
+    await setup({ compress: createFakeCompress(), ccr: logged }, (res) => {
+      order.push('upstream');
+      replyJson(res, 200, MESSAGES_REPLY);
+    });
+    await post(TEXT);
+    expect(order).toEqual(['ccr', 'ccr', 'upstream']);
+  });
+
   it('gzip response: relayed with its encoding, usage still read', async () => {
     const zipped = gzipSync(JSON.stringify(MESSAGES_REPLY));
     await setup({ compress: createFakeCompress() }, (res) => {
