@@ -148,6 +148,8 @@ export const relayStage: ProxyStage = {
       ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
       : undefined;
     res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
+    // A stream's headers go out now: SDKs resolve a stream call on them, before the first event.
+    if ((header('content-type') ?? '').includes('text/event-stream')) res.flushHeaders();
     ex.event.status = upstream.statusCode;
     const taps = ex.responseTaps;
     try {

@@ -278,6 +278,7 @@ describe('/v1/messages (messages format)', () => {
     });
     const res = await post(JSON.stringify(messagesBody({ stream: true })));
     expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(res.headers.get('request-id')).toBe('req_sse');
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     const first = await reader.read();
@@ -297,5 +298,20 @@ describe('/v1/messages (messages format)', () => {
       status: 200,
       usage: { input: 120, output: 9, cacheRead: 1000, cacheWrite: 50 },
     });
+  });
+});
+
+describe('stream headers', () => {
+  it('reach the client before the first event does', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await setup({ compress: createFakeCompress() }, (res) => {
+      startSse(res);
+      void gate.then(() => writeEvents(res, MESSAGES_SSE));
+    });
+    const res = await post(JSON.stringify(messagesBody({ stream: true })));
+    expect(res.status).toBe(200); // resolved while the upstream still holds every event
+    release();
+    expect(await res.text()).toBe(MESSAGES_SSE.join(''));
   });
 });
