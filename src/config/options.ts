@@ -400,7 +400,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: '~/.svc',
     description: 'folder for svc state (savings file, CCR store, TOIN, models)',
-    commands: [...ALL, 'stats', 'history'],
+    commands: ALL,
   },
   {
     key: 'savingsPath',
@@ -408,7 +408,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: '<home>/proxy_savings.json',
     description: 'durable savings file',
-    commands: [...ALL, 'stats', 'history'],
+    commands: ALL,
   },
   {
     key: 'pricingPath',

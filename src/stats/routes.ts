@@ -10,7 +10,7 @@ import { LiveStats } from './live-stats.js';
 import { createMetrics, type SvcMetrics } from './metrics.js';
 import { loadPricing, type PricingTable } from './pricing.js';
 import { zeroAmount } from './savings-data.js';
-import { SavingsFile } from './savings-file.js';
+import { SavingsFile } from './savings-store.js';
 import { buildStatsRecord, RECENT_HISTORY_SIZE, type StatsRecord } from './stats-record.js';
 
 /** Models whose missing price has been logged (one note each, bounded). */
