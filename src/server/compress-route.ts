@@ -7,6 +7,7 @@ import { parseCompressRequest } from './compress-request.js';
 import type { ServerContext } from './context.js';
 import { compressAndStore } from './engine-call.js';
 import { asSvcError, elapsedMs, emitFinished, startEvent } from './finished-event.js';
+import { guardCompress } from './guard-pipeline.js';
 import { readBody } from './read-body.js';
 import { sendJson, sendSvcError } from './respond.js';
 
@@ -49,6 +50,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
     }
     const { messages, model } = parseCompressRequest(parseJsonBody(body.decoded));
     ev.model = model;
+    if (!(await guardCompress(ctx, req, res, ev, messages, model))) return;
     let result: CompressionResult;
     if (isBypass(req)) {
       ev.mode = 'bypass';

@@ -1,16 +1,17 @@
-import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
+import type { Guards } from '../guards/index.js';
 import type { Logger } from '../log.js';
-import type { CompressFn } from './engine-call.js';
-import type { ProxyPipeline } from './pipeline.js';
 import type { LiveStats } from '../stats/live-stats.js';
 import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
 import type { SavingsFile } from '../stats/savings-store.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
+import type { CompressFn } from './engine-call.js';
+import type { ProxyPipeline } from './pipeline.js';
+import type { UpstreamClient } from './upstream.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -32,14 +33,6 @@ export interface ServerContext {
    * close stores). Registered by the parts that need them.
    */
   onClose: Array<() => Promise<void> | void>;
-  /** The engine entry point (injectable for tests). */
-  compress: CompressFn;
-  /** Per-content memo shared by every engine call of this server (principle 4). */
-  engineMemo: ContentMemo;
-  /** The stages of a proxied request; later parts insert theirs by name. */
-  pipeline: ProxyPipeline;
-  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
-  upstream: Agent;
   /** Pricing table (shipped + `SERVICE_PRICING_PATH`); set by the stats plugin. */
   pricing?: PricingTable;
   /** Live session counters behind `/stats` and `/health`; set by the stats plugin. */
@@ -50,4 +43,14 @@ export interface ServerContext {
   budgetStatus?: () => BudgetStatus;
   /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */
   cacheStats?: () => CacheCounts | undefined;
+  /** Response cache, rate limiter and budget; set by the guards part. */
+  guards?: Guards;
+  /** The engine entry point (injectable for tests). */
+  compress: CompressFn;
+  /** Per-content memo shared by every engine call of this server (principle 4). */
+  engineMemo: ContentMemo;
+  /** The stages of a proxied request; later parts insert theirs by name. */
+  pipeline: ProxyPipeline;
+  /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */
+  upstream: UpstreamClient;
 }

@@ -1,0 +1,111 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Logger } from '../log.js';
+import type { BudgetSnapshot } from './budget.js';
+import { BUDGET_PERIODS } from './budget-periods.js';
+
+/**
+ * Where the budget's settled spend survives restarts (`<home>/budget.json`),
+ * so that restarting the server does not reset a day's or a month's spend.
+ */
+export interface BudgetFile {
+  /** The saved spend; undefined when the file is missing or unreadable (a warning is logged). */
+  load(): Promise<BudgetSnapshot | undefined>;
+  /** Schedules a write of `snapshot`; writes are coalesced (at most one per `delayMs`). */
+  save(snapshot: BudgetSnapshot): void;
+  /** Writes any pending snapshot now (shutdown). */
+  flush(): Promise<void>;
+}
+
+/** Keeps only well-formed period entries of a parsed file. */
+function parseSnapshot(data: unknown): BudgetSnapshot | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const periods = (data as { periods?: unknown }).periods;
+  if (typeof periods !== 'object' || periods === null) return undefined;
+  const out: BudgetSnapshot = {};
+  for (const p of BUDGET_PERIODS) {
+    const entry = (periods as Record<string, unknown>)[p] as
+      | { windowStart?: unknown; spend?: unknown }
+      | undefined;
+    if (
+      entry &&
+      typeof entry.windowStart === 'number' &&
+      Number.isFinite(entry.windowStart) &&
+      typeof entry.spend === 'number' &&
+      Number.isFinite(entry.spend) &&
+      entry.spend >= 0
+    ) {
+      out[p] = { windowStart: entry.windowStart, spend: entry.spend };
+    }
+  }
+  return out;
+}
+
+/**
+ * A budget file at `path`, written atomically (temporary file, then rename).
+ *
+ * @example const file = createBudgetFile(join(config.home, 'budget.json'), { logger })
+ */
+export function createBudgetFile(path: string, options: { logger: Logger; delayMs?: number }): BudgetFile {
+  const delayMs = options.delayMs ?? 1000;
+  let pending: BudgetSnapshot | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+
+  const write = async (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const snapshot = pending;
+    pending = undefined;
+    if (!snapshot) return;
+    const text = `${JSON.stringify({ schema_version: 1, periods: snapshot }, null, 2)}\n`;
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(tmp, text);
+      await rename(tmp, path);
+    } catch (err) {
+      options.logger.error('budget: could not save the budget file', { path, error: String(err) });
+    }
+  };
+  const queue = (): Promise<void> => {
+    writing = writing.then(write);
+    return writing;
+  };
+
+  return {
+    async load() {
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+          options.logger.warn('budget: could not read the budget file; starting from zero spend', {
+            path,
+            error: String(err),
+          });
+        }
+        return undefined;
+      }
+      let parsed: BudgetSnapshot | undefined;
+      try {
+        parsed = parseSnapshot(JSON.parse(text));
+      } catch {
+        parsed = undefined;
+      }
+      if (!parsed)
+        options.logger.warn('budget: the budget file is malformed; starting from zero spend', { path });
+      return parsed;
+    },
+    save(snapshot) {
+      pending = snapshot;
+      if (!timer) {
+        timer = setTimeout(() => void queue(), delayMs);
+        timer.unref();
+      }
+    },
+    flush() {
+      return queue();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import stableStringify from 'fast-json-stable-stringify';
+
+/** How an answer is delivered; each mode is cached under its own key. */
+export type CacheMode = 'json' | 'sse';
+
+/**
+ * Body fields that identify the end user for the provider's abuse tracking
+ * and do not change the answer. Everything else in the body is part of the key.
+ */
+const IGNORED_FIELDS: ReadonlySet<string> = new Set(['metadata', 'user']);
+
+/** Request headers that change what the provider answers (API version, beta features, content encoding). */
+const KEYED_HEADERS = ['anthropic-version', 'anthropic-beta', 'openai-beta', 'accept-encoding'] as const;
+
+export interface CacheKeyInput {
+  /** Request path as the client sent it, e.g. `/v1/messages`. */
+  path: string;
+  /** The parsed request body, before compression. */
+  body: Record<string, unknown>;
+  /** Hash of the client's key (`requestKeyHash`): one client never sees another's answers. */
+  keyHash: string;
+  /** The request headers; only those in KEYED_HEADERS are used. */
+  headers?: IncomingHttpHeaders;
+}
+
+/** `sse` when the client asked for a stream (`"stream": true`), else `json`. */
+export function cacheMode(body: Record<string, unknown>): CacheMode {
+  return body.stream === true ? 'sse' : 'json';
+}
+
+/**
+ * The response-cache key of a request: SHA-256 over the path, the stream
+ * mode, the answer-deciding headers, the key partition and the canonical
+ * JSON of the body (keys sorted, no insignificant whitespace), so requests
+ * that differ only in key order or formatting share an entry while any
+ * change of model, system, messages, tools, tool choice or a sampling or
+ * output parameter makes a new one.
+ *
+ * @example responseCacheKey({ path: '/v1/messages', body, keyHash: 'a1b2...' })
+ */
+export function responseCacheKey(input: CacheKeyInput): string {
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(input.body)) {
+    if (name === 'stream' || IGNORED_FIELDS.has(name)) continue;
+    fields[name] = value;
+  }
+  const headers: Record<string, string> = {};
+  for (const name of KEYED_HEADERS) {
+    const value = input.headers?.[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const material = stableStringify({
+    v: 1,
+    path: input.path,
+    mode: cacheMode(input.body),
+    key: input.keyHash,
+    headers,
+    body: fields,
+  });
+  return createHash('sha256').update(material).digest('hex');
+}

@@ -1,0 +1,101 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/index.js';
+import { createBudgetFile } from '../../src/guards/budget-file.js';
+import { createGuards } from '../../src/guards/index.js';
+import type { Logger } from '../../src/log.js';
+
+const T = Date.parse('2025-06-15T10:20:00Z');
+let home: string;
+let lines: string[];
+const logger: Logger = {
+  error: (m) => lines.push(`error ${m}`),
+  warn: (m) => lines.push(`warn ${m}`),
+  info: (m) => lines.push(`info ${m}`),
+  debug: () => {},
+};
+
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), 'svc-guards-'));
+  lines = [];
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+describe('budget file', () => {
+  it('round-trips a snapshot, written atomically', async () => {
+    const path = join(home, 'budget.json');
+    const file = createBudgetFile(path, { logger, delayMs: 10_000 });
+    file.save({ daily: { windowStart: 1, spend: 0.5 } });
+    file.save({ daily: { windowStart: 1, spend: 0.75 } });
+    await file.flush();
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      schema_version: 1,
+      periods: { daily: { windowStart: 1, spend: 0.75 } },
+    });
+    expect(await createBudgetFile(path, { logger }).load()).toEqual({
+      daily: { windowStart: 1, spend: 0.75 },
+    });
+  });
+
+  it('starts from zero on a missing file silently and on a malformed one with a warning', async () => {
+    expect(await createBudgetFile(join(home, 'none.json'), { logger }).load()).toBeUndefined();
+    expect(lines).toEqual([]);
+    const bad = join(home, 'bad.json');
+    writeFileSync(bad, '{"periods": nope');
+    expect(await createBudgetFile(bad, { logger }).load()).toBeUndefined();
+    expect(lines).toEqual(['warn budget: the budget file is malformed; starting from zero spend']);
+  });
+
+  it('drops ill-typed entries and keeps the good ones', async () => {
+    const path = join(home, 'budget.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        periods: { daily: { windowStart: 5, spend: -1 }, monthly: { windowStart: 7, spend: 2 } },
+      }),
+    );
+    expect(await createBudgetFile(path, { logger }).load()).toEqual({
+      monthly: { windowStart: 7, spend: 2 },
+    });
+  });
+});
+
+describe('createGuards', () => {
+  const config = (flags: Record<string, unknown>) =>
+    resolveConfig({ flags: { port: 0, ...flags }, env: { SERVICE_HOME: home } });
+
+  it('keeps the spend of the current windows across a restart and logs the budget state', async () => {
+    const first = await createGuards(config({ budget: 2, 'budget-monthly': 50 }), { now: () => T, logger });
+    expect(lines).toContain(
+      'info budget: daily $2.00, spent $0.00 ($2.00 left), resets 2025-06-16T00:00:00.000Z',
+    );
+    const d = await first.budget.reserve(1.5);
+    if (d.allowed) await first.budget.settle(d.reservation, 1.25);
+    await first.close();
+    lines = [];
+    const second = await createGuards(config({ budget: 2, 'budget-monthly': 50 }), {
+      now: () => T + 60_000,
+      logger,
+    });
+    expect((await second.budget.status()).daily.spend).toBe(1.25);
+    expect(lines).toContain(
+      'info budget: monthly $50.00, spent $1.25 ($48.75 left), resets 2025-07-01T00:00:00.000Z',
+    );
+    const nextDay = await createGuards(config({ budget: 2 }), { now: () => T + 86_400_000, logger });
+    const status = await nextDay.budget.status();
+    expect(status.daily.spend).toBe(0);
+    expect(status.monthly.spend).toBe(1.25);
+  });
+
+  it('leaves out the cache and the rate limiter when disabled', async () => {
+    const on = await createGuards(config({}), { now: () => T, logger });
+    expect(on.cache).toBeDefined();
+    expect(on.rateLimiter).toBeDefined();
+    expect(on.budget.enabled).toBe(false);
+    const off = await createGuards(config({ cache: false, 'rate-limit': false }), { now: () => T, logger });
+    expect(off.cache).toBeUndefined();
+    expect(off.rateLimiter).toBeUndefined();
+  });
+});
