@@ -3,6 +3,7 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
@@ -14,7 +15,7 @@ import { sendError } from './respond.js';
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes];
+const PLUGINS: RoutePlugin[] = [healthRoutes, dashboardRoutes];
 
 export interface SvcServerOptions {
   config: Config;
