@@ -6,6 +6,7 @@ import type { Config } from '../config/options.js';
 import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
+import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import type { ServerContext } from './context.js';
 import { healthRoutes } from './health.js';
@@ -15,7 +16,11 @@ import { sendError } from './respond.js';
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes, dashboardRoutes];
+const PLUGINS: RoutePlugin[] = [
+  healthRoutes,
+  statsRoutes, // before observers that read event.costUsd (budget, logs)
+  dashboardRoutes,
+];
 
 export interface SvcServerOptions {
   config: Config;

@@ -2,6 +2,11 @@ import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
+import type { LiveStats } from '../stats/live-stats.js';
+import type { CacheCounts } from '../stats/metrics.js';
+import type { PricingTable } from '../stats/pricing.js';
+import type { SavingsFile } from '../stats/savings-file.js';
+import type { BudgetStatus } from '../stats/stats-record.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -23,4 +28,14 @@ export interface ServerContext {
    * close stores). Registered by the parts that need them.
    */
   onClose: Array<() => Promise<void> | void>;
+  /** Pricing table (shipped + `SERVICE_PRICING_PATH`); set by the stats plugin. */
+  pricing?: PricingTable;
+  /** Live session counters behind `/stats` and `/health`; set by the stats plugin. */
+  liveStats?: LiveStats;
+  /** The durable savings file; set by the stats plugin. */
+  savings?: SavingsFile;
+  /** Budget block of `/stats`; set by the budget guard. */
+  budgetStatus?: () => BudgetStatus;
+  /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */
+  cacheStats?: () => CacheCounts | undefined;
 }

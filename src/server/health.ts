@@ -1,7 +1,12 @@
 import type { RoutePlugin } from './app.js';
 import { sendJson } from './respond.js';
 
-/** `GET /health`: the health record of spec section 2. */
+/**
+ * `GET /health`: the health record of spec section 2. Its `stats` block comes
+ * from the stats part's live counters (`ctx.liveStats`), so it always agrees
+ * with `/stats`; the local count is only a fallback for a server built
+ * without the stats plugin.
+ */
 export const healthRoutes: RoutePlugin = (app, ctx) => {
   const totals = { requests: 0, before: 0, saved: 0 };
   ctx.bus.on('request.finished', (e) => {
@@ -15,7 +20,7 @@ export const healthRoutes: RoutePlugin = (app, ctx) => {
       optimize: ctx.config.optimize,
       version: ctx.version,
       uptime_s: Math.round((ctx.now() - ctx.startedAt) / 1000),
-      stats: {
+      stats: ctx.liveStats?.health() ?? {
         total_requests: totals.requests,
         tokens_saved: totals.saved,
         savings_percent: totals.before > 0 ? Math.round((totals.saved / totals.before) * 10_000) / 100 : 0,

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SvcError } from '../errors.js';
+import { PACKAGE_ROOT } from '../version.js';
+
+/** USD per million tokens for one model. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** A loaded pricing table: the shipped one, with a user's table merged over it. */
+export interface PricingTable {
+  /** Where the prices come from (the shipped file's `source`, or the override's). */
+  source: string;
+  /** Date the prices were taken (`as_of` of the file). */
+  asOf: string;
+  /** Files read, shipped one first. */
+  files: string[];
+  /** Model keys, longest first (the matching order). */
+  keys: string[];
+  prices: Map<string, ModelPrice>;
+}
+
+/** Where the shipped table lives. */
+export const SHIPPED_PRICING_PATH: string = join(PACKAGE_ROOT, 'data', 'pricing.json');
+
+const FIELDS = [
+  ['input', 'input'],
+  ['output', 'output'],
+  ['cache_read', 'cacheRead'],
+  ['cache_write', 'cacheWrite'],
+] as const;
+
+function bad(file: string, message: string, cause?: unknown): SvcError {
+  return new SvcError('SVC_BAD_CONFIG', `pricing table ${file}: ${message}`, { cause, details: { file } });
+}
+
+interface ParsedTable {
+  source: string;
+  asOf: string;
+  prices: Map<string, ModelPrice>;
+}
+
+/** Reads and validates one pricing file; throws SVC_BAD_CONFIG naming the file and the entry. */
+export function parsePricingFile(file: string): ParsedTable {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (cause) {
+    throw bad(file, `cannot read it as JSON (${(cause as Error).message})`, cause);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw bad(file, 'expected a JSON object');
+  const doc = raw as Record<string, unknown>;
+  const models = doc.models;
+  if (typeof models !== 'object' || models === null || Array.isArray(models)) {
+    throw bad(file, '"models" must be an object of model name -> {input, output, cache_read, cache_write}');
+  }
+  const prices = new Map<string, ModelPrice>();
+  for (const [name, entry] of Object.entries(models as Record<string, unknown>)) {
+    if (typeof entry !== 'object' || entry === null) throw bad(file, `models["${name}"] must be an object`);
+    const e = entry as Record<string, unknown>;
+    const price = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    for (const [jsonKey, key] of FIELDS) {
+      // A missing cache rate falls back to the input rate (a provider without prompt caching).
+      const value = e[jsonKey] ?? (key === 'cacheRead' || key === 'cacheWrite' ? e.input : undefined);
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+        throw bad(file, `models["${name}"].${jsonKey} must be a number >= 0 (USD per million tokens)`);
+      }
+      price[key] = value;
+    }
+    prices.set(normalizeModel(name), price);
+  }
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return { source: text(doc.source), asOf: text(doc.as_of), prices };
+}
+
+/**
+ * Loads the shipped table and, when `pricingPath` is set (`SERVICE_PRICING_PATH`),
+ * merges the user's table over it: their entries replace or add models, the
+ * others stay. Throws SVC_BAD_CONFIG for an unreadable or invalid file.
+ */
+export function loadPricing(options: { pricingPath?: string | undefined } = {}): PricingTable {
+  const shipped = parsePricingFile(SHIPPED_PRICING_PATH);
+  const files = [SHIPPED_PRICING_PATH];
+  const prices = new Map(shipped.prices);
+  let { source, asOf } = shipped;
+  if (options.pricingPath) {
+    const user = parsePricingFile(options.pricingPath);
+    for (const [k, v] of user.prices) prices.set(k, v);
+    files.push(options.pricingPath);
+    source = user.source || `${options.pricingPath} over ${shipped.source}`;
+    asOf = user.asOf || asOf;
+  }
+  const keys = [...prices.keys()].sort((a, b) => b.length - a.length || a.localeCompare(b));
+  return { source, asOf, files, keys, prices };
+}
+
+/**
+ * Lower-cases a model name and strips routing prefixes (`openai/`, `anthropic.`,
+ * Vertex's `@date`), so `anthropic/claude-3-5-sonnet@20240620` reads as
+ * `claude-3-5-sonnet-20240620`.
+ */
+export function normalizeModel(model: string): string {
+  return model
+    .trim()
+    .toLowerCase()
+    .replace(/^.*\//, '')
+    .replace(/^((us|eu|apac)\.)?(anthropic|openai)\./, '')
+    .replace('@', '-');
+}
+
+/**
+ * The table key a model matches: the key itself, or the longest key followed
+ * by `-` (dated snapshots such as `gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`).
+ * Undefined for a model the table does not know.
+ */
+export function matchModel(table: PricingTable, model: string | undefined): string | undefined {
+  if (!model) return undefined;
+  const m = normalizeModel(model);
+  if (table.prices.has(m)) return m;
+  return table.keys.find((key) => m.startsWith(`${key}-`));
+}
+
+/** The price of a model, or undefined when unknown. */
+export function priceFor(table: PricingTable, model: string | undefined): ModelPrice | undefined {
+  const key = matchModel(table, model);
+  return key === undefined ? undefined : table.prices.get(key);
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Adapter } from 'lowdb';
+import type { Logger } from '../log.js';
+import type { SavingsData } from './savings-data.js';
+import { MalformedSavingsError, parseSavingsData } from './savings-validate.js';
+
+/** What reading the savings file found. */
+export type SavingsReadResult =
+  | { state: 'ok'; data: SavingsData }
+  | { state: 'missing' }
+  | { state: 'malformed'; reason: string };
+
+/** Reads and validates the file without changing anything on disk. */
+export async function readSavingsData(path: string, now: number): Promise<SavingsReadResult> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'missing' };
+    throw err;
+  }
+  try {
+    return { state: 'ok', data: parseSavingsData(JSON.parse(text), now) };
+  } catch (err) {
+    if (err instanceof SyntaxError || err instanceof MalformedSavingsError) {
+      return { state: 'malformed', reason: err.message };
+    }
+    throw err;
+  }
+}
+
+/** Writes `text` to `path` atomically: a unique temp file, fsync, rename over the target. */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    const handle = await open(tmp, 'w', 0o600);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+}
+
+/** File-system-safe UTC stamp: `2026-03-02T10-04-05-123Z`. */
+function stamp(now: number): string {
+  return new Date(now).toISOString().replace(/[:.]/g, '-');
+}
+
+/**
+ * lowdb adapter for the savings file. Reads validate the content; a malformed
+ * file is moved aside to `<path>.corrupt-<UTC stamp>` with a warning and read
+ * as absent, so a fresh file is begun. Writes are atomic (temp + rename), so a
+ * reader never sees half a file. Use only while holding the file's lock.
+ */
+export class SavingsFileAdapter implements Adapter<SavingsData> {
+  /** Set when the last read moved a malformed file aside. */
+  movedAside: string | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly now: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  async read(): Promise<SavingsData | null> {
+    this.movedAside = undefined;
+    const found = await readSavingsData(this.path, this.now());
+    if (found.state === 'ok') return found.data;
+    if (found.state === 'missing') return null;
+    const aside = `${this.path}.corrupt-${stamp(this.now())}-${process.pid}`;
+    await rename(this.path, aside);
+    this.movedAside = aside;
+    this.logger.warn('savings file was malformed: moved aside, starting a fresh one', {
+      path: this.path,
+      moved_to: aside,
+      reason: found.reason,
+    });
+    return null;
+  }
+
+  async write(data: SavingsData): Promise<void> {
+    await writeFileAtomic(this.path, `${JSON.stringify(data, null, 1)}\n`);
+  }
+}
