@@ -72,7 +72,8 @@ export class HistoryView {
       [this.exportCsv, 'csv'],
     ])) {
       link.href = `stats-history?format=${format}&series=${this.series}`;
-      link.download = `svc-savings-${this.series}.${format}`;
+      // The JSON body is the whole record (every series), as /stats-history defines it.
+      link.download = format === 'json' ? 'svc-stats-history.json' : `svc-savings-${this.series}.csv`;
     }
   }
 

@@ -43,6 +43,9 @@ export function fillFields(root, attr, record) {
     el.classList.toggle('unknown', text === null);
     if (text === null) el.title = UNKNOWN_TITLE;
     else el.removeAttribute('title');
+    // Rows that only matter when something went wrong stay out of the way at 0.
+    const optional = el.closest('[data-hide-zero]');
+    if (optional instanceof HTMLElement) optional.hidden = !(typeof value === 'number' && value > 0);
   }
 }
 
@@ -152,6 +155,8 @@ export class RatioChart {
       bins === null ? 'Not available: /metrics could not be read.' : 'No compressed requests yet.';
     this.container.hidden = total === 0;
     if (total === 0) return;
+    // Full range labels need about 64 px a bar; below that, upper bounds only.
+    const narrow = this.container.clientWidth / shown.length < 64;
     this.chart = barChart(
       this.container,
       shown.map((_, i) => i),
@@ -161,7 +166,7 @@ export class RatioChart {
         colorVar: '--series-ratio',
         format: (v) => (Number.isInteger(v) ? compactNumber(v) : ''),
         xKind: 'category',
-        categories: shown.map((b, i) => binLabel(b, i === 0, this.container.clientWidth < 480)),
+        categories: shown.map((b, i) => binLabel(b, i === 0, narrow)),
         height: 180,
       },
     );

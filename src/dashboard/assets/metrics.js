@@ -44,14 +44,14 @@ export function histogramBins(text, name) {
 }
 
 /**
- * A short label for a bin: `≤0.5`, `0.5–0.7`, `>0.9`; `narrow` drops leading
- * zeros (`.5–.7`) so six bins fit a phone.
+ * A short label for a bin: `≤0.1`, `0.1–0.2`, `>1`. `narrow` keeps only the
+ * upper bound without its leading zero (`.2`) so ten bins fit a phone.
  * @param {HistogramBin} bin
  * @param {boolean} first
  * @param {boolean} [narrow]
  */
 export function binLabel(bin, first, narrow = false) {
-  const n = (/** @type {number} */ v) => (narrow ? String(v).replace(/^0\./, '.') : String(v));
-  if (bin.upper === Number.POSITIVE_INFINITY) return `>${n(bin.lower)}`;
-  return first ? `≤${n(bin.upper)}` : `${n(bin.lower)}–${n(bin.upper)}`;
+  if (bin.upper === Number.POSITIVE_INFINITY) return `>${bin.lower}`;
+  if (narrow) return String(bin.upper).replace(/^0\./, '.');
+  return first ? `≤${bin.upper}` : `${bin.lower}–${bin.upper}`;
 }

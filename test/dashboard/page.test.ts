@@ -1,0 +1,86 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type Browser,
+  emitTraffic,
+  launchBrowser,
+  openDashboard,
+  pick,
+  shownFields,
+  startServer,
+  type TestServer,
+  trafficDay,
+  waitForPolls,
+} from './helpers.js';
+
+let browser: Browser;
+let svc: TestServer;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+beforeEach(async () => {
+  svc = await startServer();
+});
+afterEach(async () => {
+  for (const page of browser.context.pages()) await page.close();
+  await svc?.close();
+});
+
+describe('dashboard in headless chromium', () => {
+  it('loads with no console errors and requests nothing outside the server', async () => {
+    emitTraffic(svc.server, [...trafficDay(0), ...trafficDay(3)]);
+    const { page, problems, requests } = await openDashboard(browser, svc.url);
+    await waitForPolls(page, 2);
+    await page.locator('#chart-tokens canvas').waitFor();
+    expect(problems).toEqual([]);
+    const origin = new URL(svc.url).origin;
+    expect(requests.length).toBeGreaterThan(5);
+    expect(requests.filter((u) => new URL(u).origin !== origin)).toEqual([]);
+    // The page is the one svc serves, under its strict policy, and it really ran.
+    expect(requests).toContain(`${origin}/dashboard/assets/vendor/uplot.js`);
+    expect(await page.locator('#status').textContent()).toMatch(/^Updated /);
+  });
+
+  it('shows the same live numbers as /stats after traffic', async () => {
+    const { page, problems } = await openDashboard(browser, svc.url);
+    await waitForPolls(page, 1);
+    expect(await page.locator('[data-field="requests.total"]').getAttribute('data-value')).toBe('0');
+
+    const events = [...trafficDay(0), ...trafficDay(0), ...trafficDay(1)];
+    emitTraffic(svc.server, events);
+    await page.waitForFunction(
+      (n) =>
+        document.querySelector<HTMLElement>('[data-field="requests.total"]')?.dataset.value === String(n),
+      events.length,
+    );
+    const stats = await (await fetch(`${svc.url}/stats`)).json();
+    const shown = await shownFields(page);
+    expect(Object.keys(shown).length).toBeGreaterThanOrEqual(12);
+    for (const [path, { value, text }] of Object.entries(shown)) {
+      expect(value, path).toEqual(pick(stats, path));
+      expect(typeof value, path).toBe('number');
+      expect(text, path).not.toBe('unknown');
+    }
+    // Whole numbers are shown exactly, with separators only.
+    for (const path of [
+      'requests.total',
+      'requests.cached',
+      'requests.rate_limited',
+      'requests.failed',
+      'tokens.input',
+      'tokens.output',
+      'tokens.saved',
+      'cache.total_hits',
+    ]) {
+      expect(shown[path]?.text.replaceAll(',', ''), path).toBe(String(pick(stats, path)));
+    }
+    expect(stats.requests.rate_limited).toBeGreaterThan(0);
+    expect(stats.requests.failed).toBeGreaterThan(0);
+    expect(shown['tokens.savings_percent']?.text).toBe(`${stats.tokens.savings_percent.toFixed(1)}%`);
+    expect(shown['cost.total_cost_usd']?.text).toMatch(/^\$\d+\.\d{2,4}$/);
+    expect(problems).toEqual([]);
+  });
+});
