@@ -27,11 +27,18 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** The real svc server on 127.0.0.1:0 with its state in a fresh temp SERVICE_HOME. */
-export async function startServer(): Promise<TestServer> {
+/**
+ * The real svc server on 127.0.0.1:0 with its state in a fresh temp
+ * SERVICE_HOME; `now` fixes its clock (then `/stats-history` is byte-stable).
+ */
+export async function startServer(options: { now?: () => number } = {}): Promise<TestServer> {
   const home = await mkdtemp(join(tmpdir(), 'svc-dashboard-'));
   const config = resolveConfig({ flags: { port: 0, host: '127.0.0.1' }, env: { SERVICE_HOME: home } });
-  const server = await createSvcServer({ config, logger: silentLogger });
+  const server = await createSvcServer({
+    config,
+    logger: silentLogger,
+    ...(options.now ? { now: options.now } : {}),
+  });
   const url = await server.listen();
   let closed = false;
   return {

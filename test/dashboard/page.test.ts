@@ -84,3 +84,21 @@ describe('dashboard in headless chromium', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('dashboard on a fresh install', () => {
+  it('shows the empty state instead of empty charts', async () => {
+    const { page, problems } = await openDashboard(browser, svc.url);
+    await waitForPolls(page, 1);
+    await page.locator('#history-empty').waitFor();
+    expect(await page.locator('#history-empty').textContent()).toContain('No savings recorded yet');
+    expect(await page.locator('#history-charts').isHidden()).toBe(true);
+    expect(await page.locator('canvas').count()).toBe(0);
+    expect(await page.locator('#ratio-empty').textContent()).toBe('No compressed requests yet.');
+    expect(await page.locator('#budget-empty').isVisible()).toBe(true);
+    const lifetime = await shownFields(page, 'data-history-field');
+    expect(lifetime['lifetime.tokens_saved']).toEqual({ value: 0, text: '0' });
+    expect(lifetime['lifetime.compression_savings_usd']).toEqual({ value: 0, text: '$0.00' });
+    expect(await page.locator('#error').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
+  });
+});
