@@ -167,13 +167,18 @@ export interface DashboardPage {
   requests: string[];
 }
 
-/** Opens `/dashboard` (plus `query`) in a new tab, recording problems and requests. */
+/**
+ * Opens `/dashboard` (plus `query`) in a new tab, recording problems and
+ * requests; `prepare` runs on the tab before it loads (routes, clock).
+ */
 export async function openDashboard(
   browser: Browser,
   baseUrl: string,
   query = '?poll=300',
+  prepare?: (page: Page) => Promise<void>,
 ): Promise<DashboardPage> {
   const page = await browser.context.newPage();
+  await prepare?.(page);
   const problems: string[] = [];
   const requests: string[] = [];
   page.on('console', (m) => {
