@@ -65,11 +65,16 @@ export const dashboardRoutes: RoutePlugin = async (app, ctx) => {
   }
   const page = assets.get('index.html')!;
   for (const method of ['get', 'head'] as const) {
-    app[method]('/dashboard', (req, res) => sendAsset(req, res, page));
-    app[method]('/dashboard/', (_req, res) => {
-      // Relative, so the page also works behind a reverse proxy that adds a path prefix.
-      res.writeHead(308, { location: '../dashboard', 'content-length': '0' });
-      res.end();
+    app[method]('/dashboard', (req, res) => {
+      if (req.path.endsWith('/')) {
+        // The page's URLs are relative to `/dashboard` (so a proxy may add a path
+        // prefix); polka also matches `/dashboard/`, which would break them.
+        const query = (req.url ?? '').replace(/^[^?]*/, '');
+        res.writeHead(308, { location: `../dashboard${query}`, 'content-length': '0' });
+        res.end();
+        return;
+      }
+      sendAsset(req, res, page);
     });
     app[method](`${ASSET_PREFIX}*`, (req, res) => {
       // polka's `*` param holds one segment only; take the rest of the path (`vendor/uplot.js`).
