@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
-import { silentLogger } from '../../src/log.js';
+import { type Logger, silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
 
 /** A temp folder used as SERVICE_HOME; removed by `cleanup`. */
@@ -21,7 +21,12 @@ export interface TestServer {
 /** Starts the real server on 127.0.0.1:0 with state under `home`. */
 export async function startServer(
   home: string,
-  options: { env?: Record<string, string>; flags?: Record<string, unknown>; now?: () => number } = {},
+  options: {
+    env?: Record<string, string>;
+    flags?: Record<string, unknown>;
+    now?: () => number;
+    logger?: Logger;
+  } = {},
 ): Promise<TestServer> {
   const config = resolveConfig({
     flags: { port: 0, host: '127.0.0.1', ...options.flags },
@@ -29,7 +34,7 @@ export async function startServer(
   });
   const server = await createSvcServer({
     config,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     ...(options.now ? { now: options.now } : {}),
   });
   const url = await server.listen();

@@ -1,0 +1,61 @@
+import { Command, Flags } from '@oclif/core';
+import { resolveConfig } from '../src/config/index.js';
+import { isSvcError } from '../src/errors.js';
+import { renderHistory } from '../src/stats/history-export.js';
+import { loadHistory } from '../src/stats/history-load.js';
+import { type HistoryRecord, SERIES_NAMES, type SeriesName } from '../src/stats/history-record.js';
+import { writeFileAtomic } from '../src/stats/savings-adapter.js';
+
+/** `svc history`: the durable savings history, read from the savings file (no server needed). */
+export default class History extends Command {
+  static override summary = 'Print the durable savings history (same content as GET /stats-history)';
+  static override description =
+    'Reads the savings file directly (SERVICE_SAVINGS_PATH, default ~/.svc/proxy_savings.json). ' +
+    'json prints the whole record; csv and table print one series (csv default: history, table default: daily).';
+  static override examples = [
+    '<%= config.bin %> history',
+    '<%= config.bin %> history --format csv --series daily --output savings-daily.csv',
+    '<%= config.bin %> history --format table --series weekly',
+  ];
+  static override enableJsonFlag = true;
+  static override flags = {
+    format: Flags.string({ summary: 'output format', options: ['json', 'csv', 'table'], default: 'json' }),
+    series: Flags.string({ summary: 'series for csv and table', options: [...SERIES_NAMES] }),
+    output: Flags.string({ summary: 'write to this file (atomically) instead of stdout', char: 'o' }),
+  };
+
+  async run(): Promise<HistoryRecord> {
+    const { flags } = await this.parse(History);
+    let savingsPath: string;
+    try {
+      savingsPath = resolveConfig({ env: process.env }).savingsPath;
+    } catch (err) {
+      if (isSvcError(err)) this.error(err.message, { exit: 2 });
+      throw err;
+    }
+    const loaded = await loadHistory(savingsPath, Date.now());
+    if (loaded.state === 'malformed') {
+      this.warn(
+        `${savingsPath} is malformed (${loaded.reason}); showing an empty history. svc serve moves it aside.`,
+      );
+    }
+    if (this.jsonEnabled()) return loaded.record;
+    let body: string;
+    if (flags.format === 'table') {
+      const { historyTable } = await import('../src/ui/history-table.js');
+      body = historyTable(loaded.record, (flags.series ?? 'daily') as SeriesName);
+    } else {
+      const format = flags.format === 'csv' ? 'csv' : 'json';
+      body = renderHistory(
+        loaded.record,
+        { format, series: (flags.series ?? 'history') as SeriesName },
+        true,
+      ).body;
+    }
+    if (flags.output) {
+      await writeFileAtomic(flags.output, body);
+      this.logToStderr(`wrote ${flags.output}`);
+    } else process.stdout.write(body);
+    return loaded.record;
+  }
+}
