@@ -33,14 +33,17 @@ function coerce(spec: OptionSpec, raw: unknown, fromFlag: boolean): unknown {
     case 'integer':
     case 'number': {
       const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-      if (String(raw).trim() === '' || !Number.isFinite(n)) return fail(spec, where, `expected a number, got "${raw}"`);
-      if (spec.kind === 'integer' && !Number.isInteger(n)) return fail(spec, where, `expected a whole number, got "${raw}"`);
+      if (String(raw).trim() === '' || !Number.isFinite(n))
+        return fail(spec, where, `expected a number, got "${raw}"`);
+      if (spec.kind === 'integer' && !Number.isInteger(n))
+        return fail(spec, where, `expected a whole number, got "${raw}"`);
       const low = spec.min;
       if (low !== undefined && (spec.minExclusive ? n <= low : n < low)) {
         const range = `${spec.minExclusive ? '(' : '['}${low}, ${spec.max ?? '∞'}${spec.max === undefined ? ')' : ']'}`;
         return fail(spec, where, `${n} is outside ${range}`);
       }
-      if (spec.max !== undefined && n > spec.max) return fail(spec, where, `${n} is above the maximum ${spec.max}`);
+      if (spec.max !== undefined && n > spec.max)
+        return fail(spec, where, `${n} is above the maximum ${spec.max}`);
       return n;
     }
     case 'list': {
@@ -109,7 +112,10 @@ export function resolveConfig(options: ResolveConfigOptions = {}): Config {
   config.compatApiUrl = config.compatApiUrl.replace(/\/+$/, '');
   config.messagesApiUrl = config.messagesApiUrl.replace(/\/+$/, '');
   if (config.store !== undefined && !/^rediss?:\/\//.test(config.store)) {
-    throw new SvcError('SVC_BAD_CONFIG', `--store: "${config.store.replace(/\/\/[^@/]*@/, '//***@')}" must be redis://HOST:PORT/DB or rediss://...`);
+    throw new SvcError(
+      'SVC_BAD_CONFIG',
+      `--store: "${config.store.replace(/\/\/[^@/]*@/, '//***@')}" must be redis://HOST:PORT/DB or rediss://...`,
+    );
   }
   return config;
 }

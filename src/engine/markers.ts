@@ -20,7 +20,8 @@ export interface MarkerInfo {
   note?: string;
 }
 
-const MARKER_RE = /\[svc: (\d+) (items|lines|messages|matches|chars|fields) omitted(?: \(([^)\]\n]*)\))?; retrieve with svc_retrieve hash=([0-9a-f]{24})\]/g;
+const MARKER_RE =
+  /\[svc: (\d+) (items|lines|messages|matches|chars|fields) omitted(?: \(([^)\]\n]*)\))?; retrieve with svc_retrieve hash=([0-9a-f]{24})\]/g;
 
 /** Renders a marker. */
 export function formatMarker(info: MarkerInfo): string {

@@ -103,7 +103,8 @@ export function tokenizerFor(model: string): Tokenizer {
         total += PER_MESSAGE + countText(contentText(msg.content));
         if (msg.name) total += PER_NAME + countText(msg.name);
         for (const call of msg.tool_calls ?? []) {
-          total += PER_TOOL_CALL + countText(call.function?.name ?? '') + countText(call.function?.arguments ?? '');
+          total +=
+            PER_TOOL_CALL + countText(call.function?.name ?? '') + countText(call.function?.arguments ?? '');
         }
       }
       return total;

@@ -4,13 +4,20 @@ import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { dashboardRoutes } from '../dashboard/routes.js';
+import { compressMessages } from '../engine/index.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
+import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
+import { type CompressFn, createEngineMemo } from './engine-call.js';
 import { healthRoutes } from './health.js';
+import { ProxyPipeline } from './pipeline.js';
+import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { sendError } from './respond.js';
+import { DEFAULT_STAGES } from './stages.js';
+import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
@@ -19,6 +26,8 @@ export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<voi
 const PLUGINS: RoutePlugin[] = [
   healthRoutes,
   statsRoutes, // before observers that read event.costUsd (budget, logs)
+  compressRoutes,
+  proxyRoutes,
   dashboardRoutes,
 ];
 
@@ -28,6 +37,8 @@ export interface SvcServerOptions {
   /** Clock for tests. */
   now?: () => number;
   ccr?: CcrStore;
+  /** The engine; default `compressMessages`. Tests inject a deterministic fake. */
+  compress?: CompressFn;
 }
 
 export interface SvcServer {
@@ -51,6 +62,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
+    compress: options.compress ?? compressMessages,
+    engineMemo: createEngineMemo(),
+    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    upstream: createUpstreamAgent(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -59,6 +74,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       else res.destroy(err);
     },
     onNoMatch(req, res) {
+      // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
+      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -97,6 +114,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
+        await ctx.upstream.destroy();
         await ctx.ccr.close?.();
       })();
       return closing;

@@ -1,5 +1,7 @@
+import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
 import type { Logger } from '../log.js';
 import type { LiveStats } from '../stats/live-stats.js';
@@ -7,6 +9,8 @@ import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
 import type { SavingsFile } from '../stats/savings-file.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
+import type { CompressFn } from './engine-call.js';
+import type { ProxyPipeline } from './pipeline.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -38,4 +42,12 @@ export interface ServerContext {
   budgetStatus?: () => BudgetStatus;
   /** Response-cache counters for `/stats` and `/metrics`; set by the response cache. */
   cacheStats?: () => CacheCounts | undefined;
+  /** The engine entry point (injectable for tests). */
+  compress: CompressFn;
+  /** Per-content memo shared by every engine call of this server (principle 4). */
+  engineMemo: ContentMemo;
+  /** The stages of a proxied request; later parts insert theirs by name. */
+  pipeline: ProxyPipeline;
+  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
+  upstream: Agent;
 }

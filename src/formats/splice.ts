@@ -1,0 +1,104 @@
+import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
+import { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
+import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
+
+/** Why an engine output could not be written back (then the original is forwarded). */
+export class UnspliceableError extends Error {
+  override name = 'UnspliceableError';
+}
+
+function samePart(a: ContentPart, b: ContentPart): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+function writeContent(
+  edits: JsonEdits,
+  before: ChatMessage['content'],
+  after: ChatMessage['content'],
+  origin: ChatOrigin,
+  at: number,
+): void {
+  if (before === after) return;
+  if (typeof before === 'string' && typeof after === 'string' && before === after) return;
+  const fail: (why: string) => never = (why) => {
+    throw new UnspliceableError(`message ${at}: ${why}`);
+  };
+  if (origin.text) {
+    if (typeof after !== 'string') fail('string content became non-string');
+    edits.set(origin.text, after);
+    return;
+  }
+  const parts = origin.parts;
+  const old = Array.isArray(before) ? before : [];
+  if (!parts) fail('content the body cannot hold changed');
+  if (typeof after === 'string') {
+    const texts = old.flatMap((p, k) => (p.type === 'text' ? [k] : []));
+    if (texts.length !== 1) fail('parts became one string');
+    if ((old[texts[0]!] as { text: string }).text !== after) edits.set([...parts[texts[0]!]!, 'text'], after);
+    return;
+  }
+  if (after === null && old.length === 0) return;
+  if (!Array.isArray(after) || after.length !== old.length) fail('the number of parts changed');
+  after.forEach((part, k) => {
+    const was = old[k]!;
+    if (was.type === 'text' && part.type === 'text') {
+      if (typeof part.text !== 'string') fail(`part ${k} lost its text`);
+      if (part.text !== was.text) edits.set([...parts[k]!, 'text'], part.text);
+    } else if (!samePart(was, part)) fail(`non-text part ${k} changed`);
+  });
+}
+
+/**
+ * Writes an engine output back into the ORIGINAL body text: only the text of
+ * compressed blocks changes, dropped messages (or blocks) leave, inserted
+ * markers are added; every other byte stays. Returns undefined when nothing
+ * changed (then forward the original bytes). Throws UnspliceableError when
+ * the output does not fit the body (caller fails open).
+ */
+export function spliceRequest(
+  format: ProviderFormat,
+  text: string,
+  parsed: ParsedRequest,
+  output: EngineOutput,
+): string | undefined {
+  const edits = new JsonEdits();
+  const outMessages = output.result.messages;
+  const origin = output.messageOrigin;
+  if (origin.length !== outMessages.length)
+    throw new UnspliceableError('messageOrigin does not match messages');
+  const kept = new Set<number>();
+  outMessages.forEach((msg, j) => {
+    const o = origin[j]!;
+    if (o < 0) return;
+    const input = parsed.messages[o];
+    if (!input || kept.has(o)) throw new UnspliceableError(`output ${j} has a bad origin ${o}`);
+    kept.add(o);
+    writeContent(edits, input.content, msg.content, parsed.origins[o]!, o);
+  });
+  // Drops: a body message leaves whole when all its chat messages left, else block by block.
+  const perMessage = new Map<number, number[]>();
+  parsed.origins.forEach((org, i) => {
+    const list = perMessage.get(org.message) ?? [];
+    list.push(i);
+    perMessage.set(org.message, list);
+  });
+  for (const [m, members] of perMessage) {
+    const gone = members.filter((i) => !kept.has(i));
+    if (gone.length === 0) continue;
+    if (m < 0) throw new UnspliceableError('the system prompt was dropped');
+    if (gone.length === members.length) edits.remove([...format.messagesPath, m]);
+    else for (const i of gone) for (const path of parsed.origins[i]!.owns) edits.remove(path);
+  }
+  // Inserted messages go before the body message of the next kept one.
+  const bodyCount = parsed.origins.reduce((n, o) => Math.max(n, o.message + 1), 0);
+  outMessages.forEach((msg, j) => {
+    if (origin[j]! >= 0) return;
+    const next = origin.slice(j + 1).find((o) => o >= 0);
+    const before = next === undefined ? bodyCount : Math.max(0, parsed.origins[next]!.message);
+    edits.insert(format.messagesPath, before, format.fromChat(msg));
+  });
+  if (edits.size === 0) return undefined;
+  return applyJsonEdits(text, edits);
+}
+
+export type { JsonPath };

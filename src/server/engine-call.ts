@@ -1,0 +1,92 @@
+import { LRUCache } from 'lru-cache';
+import { putAll } from '../ccr/store.js';
+import type { Config } from '../config/options.js';
+import type { EngineDeps, EngineOptions } from '../engine/index.js';
+import type { ChatMessage, ContentMemo, EngineOutput } from '../engine/types.js';
+import { SvcError } from '../errors.js';
+import type { ServerContext } from './context.js';
+
+/**
+ * The engine entry point as the server calls it: `compressMessages` by
+ * default, injectable (`SvcServerOptions.compress`) so tests can use a
+ * deterministic fake. May be async (the optional ML stage is).
+ */
+export type CompressFn = (
+  messages: ChatMessage[],
+  options: EngineOptions,
+  deps?: EngineDeps,
+) => EngineOutput | Promise<EngineOutput>;
+
+/** A memo of per-content engine results shared by all requests, bounded by size (principle 4). */
+export function createEngineMemo(maxChars = 64 * 1024 * 1024): ContentMemo {
+  return new LRUCache<string, string>({
+    maxSize: maxChars,
+    sizeCalculation: (v, k) => v.length + k.length + 1,
+  });
+}
+
+/** Parses `recency=1,similarity=0.5` into weights; ignores malformed pairs. */
+export function parseScoreWeights(text: string | undefined): Record<string, number> | undefined {
+  if (!text) return undefined;
+  const out: Record<string, number> = {};
+  for (const pair of text.split(',')) {
+    const [name, value] = pair.split('=').map((s) => s.trim());
+    const n = Number(value);
+    if (name && value !== undefined && Number.isFinite(n)) out[name] = n;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Engine options for one request, from the server config. */
+export function engineOptionsFor(
+  config: Config,
+  model: string,
+  memo: ContentMemo,
+  outputReserve?: number,
+): EngineOptions {
+  const options: EngineOptions = {
+    model,
+    memo,
+    intelligentContext: config.intelligentContext,
+    intelligentScoring: config.intelligentScoring,
+    compressFirst: config.compressFirst,
+    protectTurns: config.protectTurns,
+  };
+  if (config.contextLimit !== undefined) options.contextLimit = config.contextLimit;
+  if (outputReserve !== undefined) options.outputReserve = outputReserve;
+  const weights = parseScoreWeights(config.scoreWeights);
+  if (weights) options.scoreWeights = weights;
+  return options;
+}
+
+/**
+ * Compresses and stores the originals of every marker in the CCR store
+ * before returning (principle 3). Throws SVC_COMPRESSION_FAILED when the
+ * engine throws, SVC_STORE_UNAVAILABLE when the CCR write fails: in both
+ * cases the caller must not use the compressed messages.
+ */
+export async function compressAndStore(
+  ctx: ServerContext,
+  messages: ChatMessage[],
+  model: string,
+  outputReserve?: number,
+): Promise<EngineOutput> {
+  let output: EngineOutput;
+  try {
+    output = await ctx.compress(messages, engineOptionsFor(ctx.config, model, ctx.engineMemo, outputReserve));
+  } catch (err) {
+    throw new SvcError('SVC_COMPRESSION_FAILED', `compression failed: ${(err as Error)?.message ?? err}`, {
+      cause: err,
+    });
+  }
+  if (output.ccrEntries.size > 0) {
+    try {
+      await putAll(ctx.ccr, output.ccrEntries);
+    } catch (err) {
+      throw new SvcError('SVC_STORE_UNAVAILABLE', 'could not store originals in the CCR store', {
+        cause: err,
+      });
+    }
+  }
+  return output;
+}

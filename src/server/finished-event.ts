@@ -1,0 +1,72 @@
+import { performance } from 'node:perf_hooks';
+import { isSvcError, SvcError } from '../errors.js';
+import type { RequestFinishedEvent } from '../events.js';
+import type { ServerContext } from './context.js';
+
+/**
+ * A `request.finished` event being filled in while a request runs. `start`
+ * is a `performance.now()` reading taken when the request arrived.
+ */
+export interface PendingEvent {
+  event: RequestFinishedEvent;
+  start: number;
+}
+
+/** A new event with every field at its "nothing happened" value. */
+export function startEvent(
+  ctx: ServerContext,
+  path: string,
+  format: RequestFinishedEvent['format'],
+): PendingEvent {
+  return {
+    start: performance.now(),
+    event: {
+      time: new Date(ctx.now()),
+      path,
+      format,
+      mode: ctx.config.optimize ? 'optimize' : 'passthrough',
+      model: undefined,
+      stream: false,
+      status: 0,
+      upstreamStatus: undefined,
+      tokensBefore: 0,
+      tokensAfter: 0,
+      tokensSaved: 0,
+      transforms: [],
+      latencyMs: 0,
+      overheadMs: 0,
+      usage: undefined,
+      costUsd: undefined,
+      savingsUsd: undefined,
+      cached: false,
+      rateLimited: false,
+      compressionFailed: false,
+      errorCode: undefined,
+      keyHash: undefined,
+    },
+  };
+}
+
+/** Milliseconds since the request arrived, rounded to 0.01 ms. */
+export function elapsedMs(pending: PendingEvent): number {
+  return Math.round((performance.now() - pending.start) * 100) / 100;
+}
+
+/** Sets latency and emits the event once; later calls do nothing. */
+export function emitFinished(ctx: ServerContext, pending: PendingEvent & { emitted?: boolean }): void {
+  if (pending.emitted) return;
+  pending.emitted = true;
+  pending.event.latencyMs = elapsedMs(pending);
+  try {
+    ctx.bus.emit('request.finished', pending.event);
+  } catch (err) {
+    // An observer's bug must not break the request path; it is still reported.
+    ctx.logger.error('a request.finished subscriber threw', { error: String(err) });
+  }
+}
+
+/** Any thrown value as an SvcError (unknown errors become SVC_INTERNAL, 500). */
+export function asSvcError(err: unknown): SvcError {
+  if (isSvcError(err)) return err;
+  return new SvcError('SVC_INTERNAL', 'internal error', { cause: err });
+}

@@ -1,0 +1,61 @@
+import type { IncomingMessage } from 'node:http';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { SvcError } from '../errors.js';
+
+/** A request body as received, and decoded when it was sent compressed. */
+export interface RequestBody {
+  /** The bytes as they arrived (still compressed when `encoding` is set). */
+  raw: Buffer;
+  /** `content-encoding` of the request, lowercased; undefined for identity. */
+  encoding: string | undefined;
+  /** The decoded bytes, or undefined when the encoding is one svc cannot decode. */
+  decoded: Buffer | undefined;
+}
+
+type Decoder = (buf: Buffer, options: zlib.ZlibOptions | zlib.BrotliOptions) => Promise<Buffer>;
+
+const DECODERS: Record<string, Decoder> = {
+  gzip: promisify(zlib.gunzip),
+  'x-gzip': promisify(zlib.gunzip),
+  deflate: promisify(zlib.inflate),
+  br: promisify(zlib.brotliDecompress),
+};
+
+function tooLarge(maxBytes: number, cause?: unknown): SvcError {
+  return new SvcError('SVC_PAYLOAD_TOO_LARGE', `request body is larger than the limit of ${maxBytes} bytes`, {
+    cause,
+    details: { max_body_bytes: maxBytes },
+  });
+}
+
+/**
+ * Reads a request body up to `maxBytes` (raw and decoded), decoding gzip,
+ * deflate and br. Throws SVC_PAYLOAD_TOO_LARGE (413) above the limit, before
+ * reading when `content-length` already says so, and SVC_BAD_REQUEST for a body
+ * that does not decode.
+ */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<RequestBody> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  const header = req.headers['content-encoding'];
+  const encoding =
+    typeof header === 'string' && header.trim() !== '' ? header.trim().toLowerCase() : undefined;
+  if (encoding === undefined || encoding === 'identity') return { raw, encoding: undefined, decoded: raw };
+  const decode = DECODERS[encoding];
+  if (!decode) return { raw, encoding, decoded: undefined };
+  try {
+    return { raw, encoding, decoded: await decode(raw, { maxOutputLength: maxBytes }) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, err);
+    throw new SvcError('SVC_BAD_REQUEST', `request body is not valid ${encoding} data`, { cause: err });
+  }
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { applyJsonEdits, JsonEdits, valueEnd } from '../../src/formats/json-spans.js';
+
+const DOC = `{
+  "model": "m",
+  "n": 12345678901234567890,
+  "f": 1.50,
+  "messages": [
+    {"role": "user", "content": "caf\\u00e9 \\"quoted\\" \\\\"},
+    { "role" : "assistant" , "content" : [ {"type":"text","text":"a"}, {"type":"thinking","thinking":"t","signature":"c2ln/+=="} ] },
+    {"role": "user", "content": "last"}
+  ],
+  "tools": [{"name": "x", "input_schema": {"maximum": 1e400}}]
+}`;
+
+describe('applyJsonEdits', () => {
+  it('finds value ends across escapes and nesting', () => {
+    const s = '"a\\\\" , 1';
+    expect(valueEnd(s, 0)).toBe(5);
+    expect(valueEnd('[1,[2,"]"],{"}":3}] x', 0)).toBe(19);
+    expect(valueEnd('  -1.5e3,', 0)).toBe(8);
+  });
+
+  it('with no edits returns the text itself', () => {
+    expect(applyJsonEdits(DOC, new JsonEdits())).toBe(DOC);
+  });
+
+  it('replaces one nested value and keeps every other byte', () => {
+    const edits = new JsonEdits();
+    edits.set(['messages', 1, 'content', 0, 'text'], 'B "new"');
+    const out = applyJsonEdits(DOC, edits);
+    expect(out).toBe(DOC.replace('"text":"a"', '"text":"B \\"new\\""'));
+    expect(JSON.parse(out).messages[1].content[0].text).toBe('B "new"');
+  });
+
+  it('removes and inserts array elements, keeping the other elements byte for byte', () => {
+    const edits = new JsonEdits();
+    edits.remove(['messages', 0]);
+    edits.insert(['messages'], 2, { role: 'user', content: 'marker' });
+    edits.set(['messages', 2, 'content'], 'LAST');
+    const out = applyJsonEdits(DOC, edits);
+    expect(out).toContain(
+      '[{ "role" : "assistant" , "content" : [ {"type":"text","text":"a"}, {"type":"thinking","thinking":"t","signature":"c2ln/+=="} ] },{"role":"user","content":"marker"},{"role": "user", "content": "LAST"}]',
+    );
+    expect(out).toContain('"n": 12345678901234567890');
+    expect(out).toContain('"maximum": 1e400');
+    expect(out.startsWith('{\n  "model": "m",')).toBe(true);
+  });
+
+  it('throws for a path that does not exist', () => {
+    const edits = new JsonEdits();
+    edits.set(['messages', 9, 'content'], 'x');
+    expect(() => applyJsonEdits(DOC, edits)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CcrStore } from '../../src/ccr/store.js';
+import { resolveConfig } from '../../src/config/index.js';
+import type { RequestFinishedEvent } from '../../src/events.js';
+import { silentLogger } from '../../src/log.js';
+import { createSvcServer, type SvcServer } from '../../src/server/app.js';
+import type { CompressFn } from '../../src/server/engine-call.js';
+
+export interface TestSvc {
+  url: string;
+  server: SvcServer;
+  home: string;
+  events: RequestFinishedEvent[];
+  close(): Promise<void>;
+}
+
+export interface StartSvcOptions {
+  flags?: Record<string, unknown>;
+  env?: Record<string, string>;
+  compress?: CompressFn;
+  ccr?: CcrStore;
+}
+
+/** Starts the real server on 127.0.0.1:0 with SERVICE_HOME in a temp dir. */
+export async function startSvc(options: StartSvcOptions = {}): Promise<TestSvc> {
+  const home = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const config = resolveConfig({
+    flags: { port: 0, host: '127.0.0.1', ...options.flags },
+    env: { SERVICE_HOME: home, ...options.env },
+  });
+  const server = await createSvcServer({
+    config,
+    logger: silentLogger,
+    ...(options.compress ? { compress: options.compress } : {}),
+    ...(options.ccr ? { ccr: options.ccr } : {}),
+  });
+  const events: RequestFinishedEvent[] = [];
+  server.ctx.bus.on('request.finished', (e) => events.push(e));
+  const url = await server.listen();
+  return {
+    url,
+    server,
+    home,
+    events,
+    async close() {
+      await server.close(1000);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One request the mock upstream received. */
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+export type MockHandler = (
+  req: RecordedRequest,
+  res: ServerResponse,
+  raw: IncomingMessage,
+) => void | Promise<void>;
+
+export interface MockUpstream {
+  url: string;
+  requests: RecordedRequest[];
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** A node:http server on 127.0.0.1:0 that records each request, then calls `handler`. */
+export async function startMockUpstream(handler: MockHandler): Promise<MockUpstream> {
+  const requests: RecordedRequest[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const rec: RecordedRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      body: Buffer.concat(chunks),
+    };
+    requests.push(rec);
+    await handler(rec, res, req);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Sends a JSON reply. */
+export function replyJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** A long text of `lines` numbered log lines (compressible by the fake engine). */
+export function longText(label: string, lines = 40): string {
+  return Array.from(
+    { length: lines },
+    (_, i) => `${label} line ${i}: the quick brown fox jumps over the lazy dog`,
+  ).join('\n');
+}
+
+/** Polls until `check` holds (events are emitted after the response ends). */
+export async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
