@@ -6,6 +6,7 @@ import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
+import type { CompressFn } from '../../src/server/engine-call.js';
 
 /** Debian's chromium; `.ci/run` installs it. Never a downloaded browser. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -27,17 +28,36 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface StartServerOptions {
+  /** Fixes the server's clock (then `/stats-history` is byte-stable). */
+  now?: () => number;
+  /** Extra flags, e.g. the mock upstream's address. */
+  flags?: Record<string, unknown>;
+  compress?: CompressFn;
+}
+
 /**
  * The real svc server on 127.0.0.1:0 with its state in a fresh temp
- * SERVICE_HOME; `now` fixes its clock (then `/stats-history` is byte-stable).
+ * SERVICE_HOME. Upstreams point at a closed loopback port unless a test
+ * passes its mock's address, so nothing can leave the machine.
  */
-export async function startServer(options: { now?: () => number } = {}): Promise<TestServer> {
+export async function startServer(options: StartServerOptions = {}): Promise<TestServer> {
   const home = await mkdtemp(join(tmpdir(), 'svc-dashboard-'));
-  const config = resolveConfig({ flags: { port: 0, host: '127.0.0.1' }, env: { SERVICE_HOME: home } });
+  const config = resolveConfig({
+    flags: {
+      port: 0,
+      host: '127.0.0.1',
+      'compat-api-url': 'http://127.0.0.1:9/v1',
+      'messages-api-url': 'http://127.0.0.1:9/v1',
+      ...options.flags,
+    },
+    env: { SERVICE_HOME: home },
+  });
   const server = await createSvcServer({
     config,
     logger: silentLogger,
     ...(options.now ? { now: options.now } : {}),
+    ...(options.compress ? { compress: options.compress } : {}),
   });
   const url = await server.listen();
   let closed = false;
@@ -54,8 +74,8 @@ export async function startServer(options: { now?: () => number } = {}): Promise
 }
 
 /**
- * A finished proxied request as the proxy emits it. The proxy route is not on
- * this branch yet, so tests drive the stats part through the event bus.
+ * A finished proxied request as the proxy emits it, for tests that need many
+ * days of history quickly (the proxy stamps its events with the real time).
  */
 export function finishedEvent(overrides: Partial<RequestFinishedEvent> = {}): RequestFinishedEvent {
   return {
