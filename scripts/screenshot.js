@@ -110,8 +110,15 @@ function traffic(now) {
 
 const home = await mkdtemp(join(tmpdir(), 'svc-screenshot-'));
 const profile = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
+// Upstreams on a closed loopback port: this script sends no request anywhere but svc.
 const config = resolveConfig({
-  flags: { port: 0, host: '127.0.0.1', budget: 25 },
+  flags: {
+    port: 0,
+    host: '127.0.0.1',
+    budget: 25,
+    'compat-api-url': 'http://127.0.0.1:9/v1',
+    'messages-api-url': 'http://127.0.0.1:9/v1',
+  },
   env: { SERVICE_HOME: home },
 });
 const server = await createSvcServer({ config, logger: silentLogger });
