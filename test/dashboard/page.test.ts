@@ -102,3 +102,64 @@ describe('dashboard on a fresh install', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('budget panel', () => {
+  it('draws a bar per period with a limit and flags an exceeded one', async () => {
+    // The budget guard publishes its state through ctx.budgetStatus; /stats shows it as `budget`.
+    const period = (limit: number | null, spend: number, exceeded = false) => ({
+      limit,
+      spend,
+      reserved: 0,
+      remaining: limit === null ? null : Math.max(limit - spend, 0),
+      resets_at: '2030-01-02T00:00:00.000Z',
+      exceeded,
+    });
+    svc.server.ctx.budgetStatus = () => ({
+      enabled: true,
+      hourly: period(null, 0.25),
+      daily: period(20, 5),
+      monthly: period(100, 100.5, true),
+    });
+    const { page, problems } = await openDashboard(browser, svc.url);
+    await page.locator('.budget-row[data-period="daily"]').waitFor();
+    expect(await page.locator('#budget-empty').isHidden()).toBe(true);
+    const rows = await page.$$eval('.budget-row', (els) =>
+      els.map((el) => ({
+        period: (el as HTMLElement).dataset.period,
+        figures: el.querySelector('.figures')?.textContent,
+        bar: el.querySelector('progress')
+          ? [
+              (el.querySelector('progress') as HTMLProgressElement).value,
+              (el.querySelector('progress') as HTMLProgressElement).max,
+            ]
+          : null,
+        exceeded: el.classList.contains('exceeded'),
+        meta: el.querySelector('.meta')?.textContent,
+      })),
+    );
+    expect(rows).toEqual([
+      {
+        period: 'hourly',
+        figures: '$0.2500 spent · no limit',
+        bar: null,
+        exceeded: false,
+        meta: 'resets 2030-01-02 00:00 UTC',
+      },
+      {
+        period: 'daily',
+        figures: '$5.00 of $20.00',
+        bar: [5, 20],
+        exceeded: false,
+        meta: 'resets 2030-01-02 00:00 UTC · $15.00 left',
+      },
+      {
+        period: 'monthly',
+        figures: '$100.50 of $100.00 · exceeded',
+        bar: [100, 100],
+        exceeded: true,
+        meta: 'resets 2030-01-02 00:00 UTC · $0.00 left',
+      },
+    ]);
+    expect(problems).toEqual([]);
+  });
+});
