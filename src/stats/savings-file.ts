@@ -49,6 +49,12 @@ export class SavingsFile {
   private pending: SavingsDelta = new Map();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  /** The delta a flush is writing right now. */
+  private inFlight: SavingsDelta | undefined;
+  /** Bumped when a flush starts and ends, so a view can tell that one raced it. */
+  private generation = 0;
+  /** The file as this writer last read or wrote it. */
+  private lastSeen: SavingsView | undefined;
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly flushDelayMs: number;
@@ -75,8 +81,12 @@ export class SavingsFile {
     await this.serialized(async () => {
       try {
         await this.locked(async () => {
-          await this.readDb();
+          const exists = await this.readDb();
           if (this.adapter.movedAside) await this.db.write();
+          this.lastSeen = {
+            data: structuredClone(this.db.data),
+            state: exists || this.adapter.movedAside ? 'ok' : 'missing',
+          };
         });
       } catch (err) {
         this.logger.error('savings file cannot be opened; savings are kept in memory until it can', {
@@ -114,17 +124,33 @@ export class SavingsFile {
     return this.serialized(() => this.flushOnce(lockRetries));
   }
 
-  /** The file as it is now plus this writer's unwritten savings (no lock, no write). */
+  /**
+   * The file as it is now plus this writer's unwritten savings (no lock, no
+   * write). Never waits for a flush: while one is writing, the view is the
+   * file as last seen plus what is being written.
+   */
   async view(): Promise<SavingsView> {
-    await this.chain;
     const now = this.now();
-    const found = await readSavingsData(this.path, now).catch((err) => {
-      this.logger.warn('savings file cannot be read', { path: this.path, error: String(err) });
-      return { state: 'malformed' as const, reason: String(err) };
-    });
-    const data = found.state === 'ok' ? found.data : emptySavings(now);
-    applyDelta(data, new Map([...this.pending].map(([k, v]) => [k, { ...v }])), now);
-    return { data, state: found.state };
+    const generation = this.generation;
+    let view: SavingsView | undefined;
+    if (!this.inFlight) {
+      const found = await readSavingsData(this.path, now).catch((err) => {
+        this.logger.warn('savings file cannot be read', { path: this.path, error: String(err) });
+        return { state: 'malformed' as const, reason: String(err) };
+      });
+      if (generation === this.generation && !this.inFlight) {
+        view = { data: found.state === 'ok' ? found.data : emptySavings(now), state: found.state };
+      }
+    }
+    if (!view) {
+      view = {
+        data: structuredClone(this.lastSeen?.data ?? emptySavings(now)),
+        state: this.lastSeen?.state ?? 'missing',
+      };
+      if (this.inFlight) applyDelta(view.data, copyDelta(this.inFlight), now);
+    }
+    applyDelta(view.data, copyDelta(this.pending), now);
+    return view;
   }
 
   /**
@@ -157,12 +183,15 @@ export class SavingsFile {
     if (this.pending.size === 0) return true;
     const delta = this.pending;
     this.pending = new Map();
+    this.inFlight = delta;
+    this.generation += 1;
     let written = false;
     try {
       await this.locked(async () => {
         await this.readDb();
         applyDelta(this.db.data, delta, this.now());
         await this.db.write();
+        this.lastSeen = { data: structuredClone(this.db.data), state: 'ok' };
         written = true;
       }, lockRetries);
       this.writes += 1;
@@ -174,12 +203,18 @@ export class SavingsFile {
         this.schedule();
       }
       return false;
+    } finally {
+      this.inFlight = undefined;
+      this.generation += 1;
     }
   }
 
-  private async readDb(): Promise<void> {
+  /** Reads the file into the lowdb instance; false when there was none. */
+  private async readDb(): Promise<boolean> {
     this.db.data = emptySavings(this.now());
+    const before = this.db.data;
     await this.db.read();
+    return this.db.data !== before;
   }
 
   private async locked(task: () => Promise<void>, retries = this.lockRetries): Promise<void> {
@@ -196,6 +231,10 @@ export class SavingsFile {
       await release().catch((err) => this.logger.warn('savings lock release failed', { error: String(err) }));
     }
   }
+}
+
+function copyDelta(delta: SavingsDelta): SavingsDelta {
+  return new Map([...delta].map(([hour, amount]) => [hour, { ...amount }]));
 }
 
 export interface RecordSavingsOptions {

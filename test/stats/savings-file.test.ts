@@ -1,5 +1,6 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { recordSavings, SavingsFile } from '../../src/stats/savings-file.js';
@@ -141,6 +142,28 @@ describe('savings file', () => {
       requests: 2,
       compression_savings_usd: 0.1,
     });
+  });
+});
+
+describe('savings file views', () => {
+  it('never wait for a flush stuck on the lock: they show the file as last seen plus what is being written', async () => {
+    const file = new SavingsFile({ path, flushDelayMs: 60_000 });
+    file.record({ time: Date.now(), tokensSaved: 100, savingsUsd: 0 });
+    await file.flush();
+    const release = await lockfile.lock(path, { realpath: false }); // another writer holds the lock
+    file.record({ time: Date.now(), tokensSaved: 20, savingsUsd: 0 });
+    const flushing = file.flush(200);
+    await new Promise((r) => setTimeout(r, 50));
+    file.record({ time: Date.now(), tokensSaved: 3, savingsUsd: 0 });
+    const started = Date.now();
+    const view = await file.view();
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(view.data.lifetime.tokens_saved).toBe(123);
+    expect(file.writes).toBe(1);
+    await release();
+    expect(await flushing).toBe(false); // the 3 tokens recorded meanwhile wait for the next flush
+    await file.close();
+    expect((await readJson(path)).lifetime.tokens_saved).toBe(123);
   });
 });
 
