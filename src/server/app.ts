@@ -4,19 +4,20 @@ import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { dashboardRoutes } from '../dashboard/routes.js';
-import { compressMessages } from '../engine/index.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
-import { type CompressFn, createEngineMemo } from './engine-call.js';
+import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
 import { healthRoutes } from './health.js';
 import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
+import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
 import { DEFAULT_STAGES } from './stages.js';
+import { telemetryRoutes } from './telemetry.js';
 import { createUpstreamAgent } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
@@ -28,6 +29,8 @@ const PLUGINS: RoutePlugin[] = [
   statsRoutes, // before observers that read event.costUsd (budget, logs)
   compressRoutes,
   proxyRoutes,
+  requestLogRoutes,
+  telemetryRoutes,
   dashboardRoutes,
 ];
 
@@ -62,7 +65,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
-    compress: options.compress ?? compressMessages,
+    compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     pipeline: new ProxyPipeline(DEFAULT_STAGES),
     upstream: createUpstreamAgent(config.upstreamTimeout),
@@ -91,6 +94,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.keepAliveTimeout = 65_000;
         server.once('error', reject);
         server.once('listening', () => {
+          // Load the engine (tokenizer tables) right after start, off the ready path.
+          if (!options.compress) setImmediate(() => lazyEngine.load().catch(() => undefined));
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
@@ -103,8 +108,11 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         if (server?.listening) {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()));
           server.closeIdleConnections();
+          // Keep-alive connections become idle as their in-flight requests end: close them then.
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
           const timer = setTimeout(() => server.closeAllConnections(), graceMs);
           await closed;
+          clearInterval(sweep);
           clearTimeout(timer);
         }
         for (const hook of ctx.onClose.reverse()) {
