@@ -121,7 +121,9 @@ const config = resolveConfig({
   },
   env: { SERVICE_HOME: home },
 });
-const server = await createSvcServer({ config, logger: silentLogger });
+// A fixed clock (a weekday afternoon, UTC) so every run draws the same pictures.
+const NOW = Date.parse('2025-06-20T16:20:00Z');
+const server = await createSvcServer({ config, logger: silentLogger, now: () => NOW });
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
@@ -129,7 +131,7 @@ const context = await chromium.launchPersistentContext(profile, {
 });
 try {
   const url = await server.listen();
-  const events = traffic(Date.now());
+  const events = traffic(NOW);
   for (const e of events) server.ctx.bus.emit('request.finished', e);
   await context.route('**/*', (route) => {
     const host = new URL(route.request().url()).hostname;
