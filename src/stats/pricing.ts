@@ -113,6 +113,9 @@ export function normalizeModel(model: string): string {
     .replace('@', '-');
 }
 
+const MATCH_MEMO = new WeakMap<PricingTable, Map<string, string | null>>();
+const MATCH_MEMO_MAX = 1000;
+
 /**
  * The table key a model matches: the key itself, or the longest key followed
  * by `-` (dated snapshots such as `gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`).
@@ -120,9 +123,19 @@ export function normalizeModel(model: string): string {
  */
 export function matchModel(table: PricingTable, model: string | undefined): string | undefined {
   if (!model) return undefined;
+  let memo = MATCH_MEMO.get(table);
+  if (!memo) {
+    memo = new Map();
+    MATCH_MEMO.set(table, memo);
+  }
+  const hit = memo.get(model);
+  if (hit !== undefined) return hit ?? undefined;
   const m = normalizeModel(model);
-  if (table.prices.has(m)) return m;
-  return table.keys.find((key) => m.startsWith(`${key}-`));
+  const key = table.prices.has(m) ? m : table.keys.find((k) => m.startsWith(`${k}-`));
+  // Bounded: model names come from clients.
+  if (memo.size >= MATCH_MEMO_MAX) memo.clear();
+  memo.set(model, key ?? null);
+  return key;
 }
 
 /** The price of a model, or undefined when unknown. */

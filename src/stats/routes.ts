@@ -9,8 +9,9 @@ import { buildHistoryRecord } from './history-record.js';
 import { LiveStats } from './live-stats.js';
 import { createMetrics, type SvcMetrics } from './metrics.js';
 import { loadPricing, type PricingTable } from './pricing.js';
-import { SavingsFile } from './savings-file.js';
-import { buildStatsRecord, type StatsRecord } from './stats-record.js';
+import { zeroAmount } from './savings-data.js';
+import { SavingsFile } from './savings-store.js';
+import { buildStatsRecord, RECENT_HISTORY_SIZE, type StatsRecord } from './stats-record.js';
 
 /** Models whose missing price has been logged (one note each, bounded). */
 const MAX_NOTED_MODELS = 100;
@@ -60,18 +61,13 @@ function subscribe(
 /** `/stats` for this server: live counters, the savings file and the guards' blocks. */
 export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
   const live = ctx.liveStats ?? new LiveStats();
-  const view = ctx.savings ? await ctx.savings.view() : undefined;
+  const summary = ctx.savings ? await ctx.savings.summary(RECENT_HISTORY_SIZE) : undefined;
   return buildStatsRecord({
     totals: live.totals(),
     sessionHistory: live.sessionHistory(),
-    lifetime: view?.data.lifetime ?? {
-      tokens_saved: 0,
-      compression_savings_usd: 0,
-      requests: 0,
-      unpriced_tokens_saved: 0,
-    },
-    history: view?.data.history ?? [],
-    fileState: view?.state ?? 'missing',
+    lifetime: summary?.lifetime ?? zeroAmount(),
+    history: summary?.history ?? [],
+    fileState: summary?.state ?? 'missing',
     pricingAsOf: ctx.pricing?.asOf ?? '',
     cacheEnabled: ctx.config.cache,
     cache: ctx.cacheStats?.(),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { Logger } from '../log.js';
@@ -28,6 +28,32 @@ export async function readSavingsData(path: string, now: number): Promise<Saving
       return { state: 'malformed', reason: err.message };
     }
     throw err;
+  }
+}
+
+/**
+ * Reads the savings file for views, re-parsing only when the file changed
+ * (inode, mtime or size: every write is a rename, so a new file). Results are
+ * shared between callers: never mutate them.
+ */
+export class CachedSavingsReader {
+  private cached: { key: string; result: SavingsReadResult } | undefined;
+
+  constructor(readonly path: string) {}
+
+  async read(now: number): Promise<SavingsReadResult> {
+    let key: string;
+    try {
+      const st = await stat(this.path);
+      key = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'missing' };
+      throw err;
+    }
+    if (this.cached?.key === key) return this.cached.result;
+    const result = await readSavingsData(this.path, now);
+    this.cached = { key, result };
+    return result;
   }
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { recordSavings, SavingsFile } from '../../src/stats/savings-file.js';
+import { recordSavings, recordSavingsBatch, SavingsFile } from '../../src/stats/savings-file.js';
 import { tempHome } from './helpers.js';
 
 let home: string;
@@ -167,8 +167,8 @@ describe('savings file views', () => {
   });
 });
 
-describe('recordSavings (for svc compress)', () => {
-  it('prices the saving from the model and writes at once', async () => {
+describe('recordSavings / recordSavingsBatch (for svc compress)', () => {
+  it('prices each saving from its model and writes at once', async () => {
     const lifetime = await recordSavings({
       savingsPath: path,
       tokensSaved: 4000,
@@ -183,5 +183,35 @@ describe('recordSavings (for svc compress)', () => {
     });
     await recordSavings({ savingsPath: path, tokensSaved: 0, model: 'gpt-4o' });
     expect((await readJson(path)).lifetime.requests).toBe(2);
+  });
+
+  it('records a run of several inputs in one write, each in its own period', async () => {
+    const lifetime = await recordSavingsBatch({
+      savingsPath: path,
+      entries: [
+        { time: new Date('2026-03-01T10:00:00Z'), model: 'claude-sonnet-4-5', tokensSaved: 1000 },
+        { time: Date.parse('2026-03-02T10:00:00Z'), model: 'gpt-4o', tokensSaved: 2000 },
+        { model: 'gpt-4o', tokensSaved: 0 },
+        { tokensSaved: 7, savingsUsd: 0.5 },
+      ],
+    });
+    expect(lifetime).toMatchObject({
+      tokens_saved: 3007,
+      requests: 3,
+      compression_savings_usd: 0.003 + 0.005 + 0.5,
+    });
+    const disk = await readJson(path);
+    expect(disk.rollups.daily['2026-03-01T00:00:00.000Z'].tokens_saved).toBe(1000);
+    expect(disk.rollups.daily['2026-03-02T00:00:00.000Z'].tokens_saved).toBe(2000);
+    expect(disk.history).toHaveLength(1);
+  });
+
+  it('throws SVC_STORE_UNAVAILABLE when the file cannot be written', async () => {
+    await writeFile(join(home, 'blocker'), 'x');
+    const savingsPath = join(home, 'blocker', 'proxy_savings.json');
+    await expect(recordSavings({ savingsPath, tokensSaved: 5 })).rejects.toMatchObject({
+      code: 'SVC_STORE_UNAVAILABLE',
+      message: expect.stringContaining(savingsPath),
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
+import { recordSavings } from '../../src/stats/savings-file.js';
 import { finishedEvent, getJson, startServer, type TestServer, tempHome } from './helpers.js';
 
 let home: string;
@@ -196,5 +197,21 @@ describe('GET /stats against the real server', () => {
     expect(body.savings_history).toEqual([]);
     const health = await getJson<Json>(`${srv.url}/health`);
     expect(health.body.stats).toEqual({ total_requests: 0, tokens_saved: 0, savings_percent: 0 });
+  });
+
+  it("includes other writers' savings in persistent_savings as soon as they are written", async () => {
+    srv = await startServer(home);
+    const { ctx } = srv.server;
+    ctx.bus.emit('request.finished', finishedEvent({ tokensSaved: 100 }));
+    await ctx.savings!.flush();
+    const first = (await getJson<Json>(`${srv.url}/stats`)).body;
+    expect(first.persistent_savings.lifetime.tokens_saved).toBe(100);
+    for (const tokens of [40, 2]) {
+      await recordSavings({ savingsPath: ctx.config.savingsPath, tokensSaved: tokens, model: 'gpt-4o' });
+    }
+    ctx.bus.emit('request.finished', finishedEvent({ tokensSaved: 1 })); // still pending in the server
+    const second = (await getJson<Json>(`${srv.url}/stats`)).body;
+    expect(second.persistent_savings.lifetime).toMatchObject({ tokens_saved: 143, requests: 4 });
+    expect(second.tokens.saved).toBe(101); // session counters are this server's only
   });
 });
