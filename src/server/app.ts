@@ -18,10 +18,13 @@ import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
 import { DEFAULT_STAGES } from './stages.js';
 import { telemetryRoutes } from './telemetry.js';
-import { createUpstreamAgent } from './upstream.js';
+import { createUpstreamClient } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
+
+/** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
+const OWN_V1_PATHS = new Set(['/v1/compress']);
 
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [
@@ -68,7 +71,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     pipeline: new ProxyPipeline(DEFAULT_STAGES),
-    upstream: createUpstreamAgent(config.upstreamTimeout),
+    upstream: createUpstreamClient(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -78,7 +81,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
-      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
+      if (req.path.startsWith('/v1/') && !OWN_V1_PATHS.has(req.path))
+        return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -95,7 +99,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.once('error', reject);
         server.once('listening', () => {
           // Load the engine (tokenizer tables) right after start, off the ready path.
-          if (!options.compress) setImmediate(() => lazyEngine.load().catch(() => undefined));
+          setImmediate(() => {
+            void ctx.upstream.warm().catch(() => undefined);
+            if (!options.compress) void lazyEngine.load().catch(() => undefined);
+          });
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
@@ -122,7 +129,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
-        await ctx.upstream.destroy();
+        await ctx.upstream.close();
         await ctx.ccr.close?.();
       })();
       return closing;

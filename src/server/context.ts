@@ -1,4 +1,3 @@
-import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
@@ -11,6 +10,7 @@ import type { SavingsFile } from '../stats/savings-store.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
+import type { UpstreamClient } from './upstream.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -48,6 +48,6 @@ export interface ServerContext {
   engineMemo: ContentMemo;
   /** The stages of a proxied request; later parts insert theirs by name. */
   pipeline: ProxyPipeline;
-  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
-  upstream: Agent;
+  /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */
+  upstream: UpstreamClient;
 }

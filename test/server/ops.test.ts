@@ -231,10 +231,10 @@ describe('svc serve (the built CLI)', () => {
       headers: HEADERS,
       body: JSON.stringify(messagesBody()),
     });
-    await until(() => upstream!.requests.length === 1);
+    await until(() => upstream!.requests.length === 1, 15_000);
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.kill('SIGTERM');
-    await until(() => stderr.includes('SIGTERM'));
+    await until(() => stderr.includes('SIGTERM'), 15_000);
     release();
     const res = await inflight;
     expect(res.status).toBe(200);
