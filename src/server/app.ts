@@ -3,6 +3,7 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { statsRoutes } from '../stats/routes.js';
@@ -35,6 +36,7 @@ const PLUGINS: RoutePlugin[] = [
   proxyRoutes,
   requestLogRoutes,
   telemetryRoutes,
+  dashboardRoutes,
 ];
 
 export interface SvcServerOptions {
