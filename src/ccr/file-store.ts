@@ -38,6 +38,8 @@ export interface FileCcrStore extends CcrStore {
   readonly dir: string;
   /** Deletes expired entries, then the oldest ones while the folder is over the cap. */
   sweep(): Promise<SweepReport>;
+  /** Waits for a background sweep to finish. */
+  close(): Promise<void>;
 }
 
 function errorCode(err: unknown): string | undefined {
