@@ -43,7 +43,8 @@ function outputLine(out: CompressOutput, file: string | undefined, options: Comp
       : { messages: out.messages }
     : out;
   const value = file === undefined ? payload : { file, ...payload };
-  return `${JSON.stringify(value, null, options.pretty ? 2 : undefined)}\n`;
+  // Several inputs are JSON lines: one line per file, never indented.
+  return `${JSON.stringify(value, null, options.pretty && file === undefined ? 2 : undefined)}\n`;
 }
 
 /**
