@@ -1,8 +1,6 @@
 import { openFileCcrStore } from '../ccr/index.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
-import { compressMessages } from '../engine/index.js';
-import { encodingForModel } from '../engine/tokens.js';
 import { isSvcError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { type CompressFn, type CompressOutput, compressInput } from './compress-input.js';
@@ -63,6 +61,12 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
     ccr ??= openFileCcrStore(config, { logger: createLogger({ level: 'warn' }) });
     return ccr;
   };
+  // The engine (and its tokenizer tables) loads on the first well-formed input only:
+  // bad input is reported without paying for it.
+  const loadEngine = () => import('../engine/index.js');
+  const compress: CompressFn =
+    options.compress ??
+    (async (messages, opts, deps) => (await loadEngine()).compressMessages(messages, opts, deps));
   let code: number = EXIT.OK;
   const rows: SummaryRow[] = [];
   const records: CompressSavingsRecord[] = [];
@@ -90,11 +94,12 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
         model: options.model,
         engine,
         ccr: openCcr,
-        compress: options.compress ?? compressMessages,
+        compress,
         warn,
       });
       await sink.write(outputLine(done.output, plan.many ? source.label : undefined, options));
       const { tokens_before: before, tokens_after: after, tokens_saved: saved } = done.output;
+      const { encodingForModel } = await import('../engine/tokens.js');
       rows.push({
         label: source.label,
         format: done.format,
