@@ -135,10 +135,18 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
           if (errorCode(err) === 'ENOENT') return undefined;
           throw err;
         });
-        if (existing && existing.size === size) {
-          // Same content (same hash, same size): only its lifetime restarts.
-          await utimes(file, at, at);
-        } else {
+        // Same content (same hash, same size): only its lifetime restarts, unless a
+        // sweep deleted it in the meantime.
+        const refreshed =
+          existing?.size === size &&
+          (await utimes(file, at, at).then(
+            () => true,
+            (err: unknown) => {
+              if (errorCode(err) === 'ENOENT') return false;
+              throw err;
+            },
+          ));
+        if (!refreshed) {
           await mkdir(dirname(file), { recursive: true, mode: 0o700 });
           const tmp = `${file}${TMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;
           try {
