@@ -7,7 +7,7 @@
  *   node bench/cli.js [--runs N]
  */
 import { ensureGenerated } from '../fixtures/generate.js';
-import { median, ms, printTable, requireBuild, runNode } from './lib/measure.js';
+import { loadNote, median, ms, printTable, requireBuild, runNode } from './lib/measure.js';
 
 requireBuild();
 const i = process.argv.indexOf('--runs');
@@ -25,7 +25,8 @@ async function measure(label, args) {
   const rss = runs.every((r) => r.rssMb !== undefined)
     ? `${Math.max(...runs.map((r) => r.rssMb)).toFixed(0)} MB`
     : 'n/a';
-  return [label, ms(wall), ms(Math.min(...runs.map((r) => r.ms))), rss];
+  const cpu = runs.every((r) => r.cpuMs !== undefined) ? ms(median(runs.map((r) => r.cpuMs))) : 'n/a';
+  return [label, ms(wall), ms(Math.min(...runs.map((r) => r.ms))), cpu, rss];
 }
 
 const chat = ensureGenerated('100k', 'chat');
@@ -41,7 +42,7 @@ const rows = [
   ]),
 ];
 printTable(
-  `svc CLI, wall time over ${RUNS} runs (target: compress end to end < 1 s)`,
-  ['command', 'median', 'best', 'peak RSS'],
+  `svc CLI over ${RUNS} runs (target: compress end to end < 1 s); ${loadNote()}`,
+  ['command', 'wall median', 'wall best', 'CPU median (user+sys)', 'peak RSS'],
   rows,
 );

@@ -13,8 +13,11 @@ const text = readFileSync(file, 'utf8');
 const body = JSON.parse(text);
 const options = { model: body.model ?? 'gpt-4o' };
 let started = performance.now();
+const cpuStart = process.cpuUsage();
 const first = await compressMessages(body.messages, options);
 const coldMs = performance.now() - started;
+const cpu = process.cpuUsage(cpuStart);
+const coldCpuMs = (cpu.user + cpu.system) / 1000;
 const warmMs = [];
 for (let i = 0; i < Number(runs); i++) {
   started = performance.now();
@@ -27,6 +30,7 @@ console.log(
     bytes: Buffer.byteLength(text),
     loadMs,
     coldMs,
+    coldCpuMs,
     warmMs,
     tokensBefore: result.tokens_before,
     tokensAfter: result.tokens_after,

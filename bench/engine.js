@@ -8,7 +8,7 @@
  *   node bench/engine.js [--runs N]
  */
 import { ensureGenerated } from '../fixtures/generate.js';
-import { int, median, ms, printTable, requireBuild, runNode } from './lib/measure.js';
+import { int, loadNote, median, ms, printTable, requireBuild, runNode } from './lib/measure.js';
 
 requireBuild();
 const i = process.argv.indexOf('--runs');
@@ -38,6 +38,7 @@ for (const [size, processes] of SIZES) {
     int(first.tokensAfter),
     `${((100 * saved) / first.tokensBefore).toFixed(1)}%`,
     ms(cold),
+    ms(median(samples.map((s) => s.coldCpuMs))),
     ms(warm),
     `${(first.bytes / 1e6 / (cold / 1000)).toFixed(1)}`,
     ms(median(samples.map((s) => s.loadMs))),
@@ -45,13 +46,14 @@ for (const [size, processes] of SIZES) {
   ]);
 }
 printTable(
-  `engine: compressMessages on generated sessions (model gpt-4o, exact counts; cold = median of ${RUNS} fresh processes)`,
+  `engine: compressMessages on generated sessions (model gpt-4o, exact counts; cold = median of ${RUNS} fresh processes); ${loadNote()}`,
   [
     'size',
     'tokens before',
     'tokens after',
     'saved',
     'engine cold',
+    'cold CPU',
     'engine warm',
     'MB/s (cold)',
     'engine load',

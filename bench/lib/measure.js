@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
@@ -27,13 +28,13 @@ export function requireBuild() {
 }
 
 /**
- * Runs `node ARGS` and resolves with its wall time (ms), stdout, and peak RSS
- * (MB, from GNU time when present, else undefined).
+ * Runs `node ARGS` and resolves with its wall time (ms), stdout, and, from GNU
+ * time when present (else undefined), peak RSS (MB) and CPU time (user + sys, ms).
  */
 export function runNode(args, { stdin, cwd = ROOT, env = process.env } = {}) {
   const gnuTime = existsSync('/usr/bin/time');
   const cmd = gnuTime ? '/usr/bin/time' : process.execPath;
-  const argv = gnuTime ? ['-f', '__RSS_KB=%M', process.execPath, ...args] : args;
+  const argv = gnuTime ? ['-f', '__RSS_KB=%M __CPU=%U %S', process.execPath, ...args] : args;
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(cmd, argv, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -48,17 +49,23 @@ export function runNode(args, { stdin, cwd = ROOT, env = process.env } = {}) {
     child.on('error', reject);
     child.on('close', (code) => {
       const ms = performance.now() - started;
-      const rss = /__RSS_KB=(\d+)/.exec(stderr);
+      const rss = /__RSS_KB=(\d+) __CPU=([\d.]+) ([\d.]+)/.exec(stderr);
       resolve({
         code,
         ms,
         stdout,
-        stderr: stderr.replace(/__RSS_KB=\d+\n?/, ''),
+        stderr: stderr.replace(/__RSS_KB=.*\n?/, ''),
         rssMb: rss ? Number(rss[1]) / 1024 : undefined,
+        cpuMs: rss ? (Number(rss[2]) + Number(rss[3])) * 1000 : undefined,
       });
     });
     child.stdin.end(stdin ?? '');
   });
+}
+
+/** `load average 1.02 (2 cores)`: wall times on a busy machine mean little; the benches say so. */
+export function loadNote() {
+  return `load average ${os.loadavg()[0].toFixed(2)} (${os.cpus().length} cores)`;
 }
 
 /** Prints a table with a title. */
