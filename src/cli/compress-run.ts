@@ -119,11 +119,16 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
         tokensSaved: saved,
       });
     } catch (err) {
-      if (!isSvcError(err)) throw err;
       failed++;
-      fail(err.message);
+      // Anything that is not an SvcError is a bug of ours: still one line, exit 3.
+      const known = isSvcError(err);
+      fail(
+        known
+          ? err.message
+          : `${source.label}: internal error: ${err instanceof Error ? err.message : String(err)}`,
+      );
       // Bad input outranks a compression failure: it is the one the user can fix.
-      if (err.code !== 'SVC_COMPRESSION_FAILED') code = EXIT.BAD_INPUT;
+      if (known && err.code !== 'SVC_COMPRESSION_FAILED') code = EXIT.BAD_INPUT;
       else if (code !== EXIT.BAD_INPUT) code = EXIT.COMPRESSION_FAILED;
       if (!plan.many) break;
     }

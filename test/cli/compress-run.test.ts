@@ -161,6 +161,14 @@ describe('svc compress with an engine that removes content', { timeout: 60_000 }
     );
   });
 
+  it('turns an unexpected error (a malformed engine output) into one line and exit 3', async () => {
+    const file = join(SAMPLES, 'logs.chat.json');
+    const res = await run([file], { compress: () => ({}) as ReturnType<CompressFn> });
+    expect(res.code).toBe(3);
+    expect(res.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/^svc compress: error: .*logs\.chat\.json: internal error: /);
+  });
+
   it('--fail-under compares the total savings over all files', async () => {
     const files = [join(SAMPLES, 'logs.chat.json'), join(SAMPLES, 'prose.chat.json')];
     const pass = await run(files, { failUnder: 10, summary: true });
