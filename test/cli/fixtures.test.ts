@@ -1,8 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error plain JS module without type declarations
 import { generateSamples, generateSession, SAMPLES_DIR } from '../../fixtures/generate.js';
-// @ts-expect-error plain JS module without type declarations
 import { KINDS, toChatBody } from '../../fixtures/lib/conversation.js';
 import { detectInput } from '../../src/cli/detect-input.js';
 import { tokenizerFor } from '../../src/engine/tokens.js';
@@ -22,7 +20,7 @@ const CONTENT_TYPES = [
 
 describe('fixtures', () => {
   it('are made by the committed generator: the samples on disk are exactly its output', () => {
-    const generated = generateSamples() as Map<string, string>;
+    const generated = generateSamples();
     expect([...generated.keys()].sort()).toEqual(readdirSync(SAMPLES_DIR).sort());
     for (const [name, text] of generated)
       expect(readFileSync(`${SAMPLES_DIR}/${name}`, 'utf8'), name).toBe(text);
