@@ -64,9 +64,27 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
   // The engine (and its tokenizer tables) loads on the first well-formed input only:
   // bad input is reported without paying for it.
   const loadEngine = () => import('../engine/index.js');
-  const compress: CompressFn =
+  let compress: CompressFn =
     options.compress ??
     (async (messages, opts, deps) => (await loadEngine()).compressMessages(messages, opts, deps));
+  let closeMl: (() => Promise<void>) | undefined;
+  if (config.mlcompress) {
+    // Same ML pass as the proxy: loaded once per run; a missing runtime or model is a warning.
+    const { loadMlCompressor, withMlPass } = await import('../ml/index.js');
+    const { mlPreflight } = await import('../ml/detect.js');
+    const pre = mlPreflight({
+      enabled: true,
+      device: config.mlcompressDevice,
+      rate: config.mlcompressRate,
+      modelDir: config.mlcompressModel,
+    });
+    if (pre) warn(pre.text);
+    const ml = await loadMlCompressor(config, createLogger({ level: 'warn' }));
+    if (ml) {
+      compress = withMlPass(compress, ml);
+      closeMl = () => ml.close();
+    }
+  }
   let code: number = EXIT.OK;
   const rows: SummaryRow[] = [];
   const records: CompressSavingsRecord[] = [];
@@ -143,6 +161,7 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
     code = EXIT.BAD_INPUT;
   }
   await ccr?.close?.();
+  await closeMl?.();
   if (options.summary && rows.length > 0) stderr(renderSummary(rows, { many: plan.many, failed }));
   if (options.record && records.length > 0) {
     await recordCompressSavings(config, records).catch((err: unknown) =>

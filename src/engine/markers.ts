@@ -10,7 +10,7 @@
 export const RETRIEVE_TOOL_NAME = 'svc_retrieve';
 
 /** What a marker counts. */
-export type MarkerUnit = 'items' | 'lines' | 'messages' | 'matches' | 'chars' | 'fields';
+export type MarkerUnit = 'items' | 'lines' | 'messages' | 'matches' | 'chars' | 'fields' | 'words';
 
 export interface MarkerInfo {
   hash: string;
@@ -21,7 +21,7 @@ export interface MarkerInfo {
 }
 
 const MARKER_RE =
-  /\[svc: (\d+) (items|lines|messages|matches|chars|fields) omitted(?: \(([^)\]\n]*)\))?; retrieve with svc_retrieve hash=([0-9a-f]{24})\]/g;
+  /\[svc: (\d+) (items|lines|messages|matches|chars|fields|words) omitted(?: \(([^)\]\n]*)\))?; retrieve with svc_retrieve hash=([0-9a-f]{24})\]/g;
 
 /** Renders a marker. */
 export function formatMarker(info: MarkerInfo): string {

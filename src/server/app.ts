@@ -6,6 +6,7 @@ import type { Config } from '../config/options.js';
 import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
+import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
 import { compressRoutes } from './compress-route.js';
@@ -88,6 +89,15 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
+  if (config.mlcompress) {
+    // Loaded before listening: with --mlcompress, ready means the model is loaded (spec 1.8).
+    const ml = await loadMlCompressor(config, ctx.logger);
+    if (ml) {
+      ctx.compress = withMlPass(ctx.compress, ml);
+      ctx.mlProvider = ml.provider;
+      ctx.onClose.push(() => ml.close());
+    }
+  }
   for (const plugin of PLUGINS) await plugin(app, ctx);
 
   let closing: Promise<void> | undefined;

@@ -53,4 +53,6 @@ export interface ServerContext {
   pipeline: ProxyPipeline;
   /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */
   upstream: UpstreamClient;
+  /** Execution provider of the ML compressor, when `--mlcompress` loaded a model. */
+  mlProvider?: string;
 }
