@@ -14,6 +14,8 @@ export class History {
   private readonly seen = new Set<string>();
   private seenUpTo = 0;
   private readonly terms = new Map<number, string[]>();
+  private readonly lines = new Set<string>();
+  private linesUpTo = 0;
   private readonly subtrees = new Set<string>();
   private subtreesUpTo = 0;
 
@@ -37,6 +39,23 @@ export class History {
     for (; this.seenUpTo < i; this.seenUpTo++)
       collectIdentifiers(searchableText(this.messages[this.seenUpTo]!), this.seen);
     return this.seen;
+  }
+
+  /**
+   * Trimmed lines (of at least `MIN_LINE_CHARS`) of messages 0..i-1: their
+   * text, numbered listings without numbers, and string arguments of tool
+   * calls (a file an agent wrote is known when it reads it back).
+   */
+  linesBefore(i: number): ReadonlySet<string> {
+    if (i < this.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
+    for (; this.linesUpTo < i; this.linesUpTo++) {
+      const msg = this.messages[this.linesUpTo]!;
+      for (const unit of textUnits(msg)) addLines(unit.text, this.lines);
+      for (const call of msg.tool_calls ?? []) {
+        for (const v of argumentStrings(call.function?.arguments ?? '')) addLines(v, this.lines);
+      }
+    }
+    return this.lines;
   }
 
   /** Hashes of the JSON objects and arrays in tool outputs 0..i-1. */
@@ -68,5 +87,32 @@ export class History {
       this.terms.set(u, terms);
     }
     return terms;
+  }
+}
+
+/** Lines shorter than this (trimmed) are too common to identify repeated content. */
+export const MIN_LINE_CHARS = 8;
+
+/** Normal form of a line for repeat detection: line number of a listing and outer whitespace removed. */
+export function lineKey(line: string): string {
+  return line.replace(/^ *\d+(?:→|\t)/, '').trim();
+}
+
+function addLines(text: string, into: Set<string>): void {
+  for (const line of text.split('\n')) {
+    const key = lineKey(line);
+    if (key.length >= MIN_LINE_CHARS) into.add(key);
+  }
+}
+
+/** String values of a tool call's JSON arguments (top level). */
+function argumentStrings(args: string): string[] {
+  if (!args.startsWith('{')) return [];
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed !== 'object' || parsed === null) return [];
+    return Object.values(parsed).filter((v): v is string => typeof v === 'string');
+  } catch {
+    return [];
   }
 }

@@ -37,3 +37,10 @@ export const DIFF_CONTEXT_LINES = 1;
 
 /** Matches kept per file in search results, beyond those with known identifiers. */
 export const SEARCH_MATCHES_PER_FILE = 3;
+
+/** Source files still this large after lossless steps are folded (definitions and new identifiers kept). */
+export const CODE_FOLD_MIN_TOKENS = 800;
+/** Budget of a folded file beyond its definitions: this share of its tokens, at most `CODE_FOLD_MAX`. */
+export const CODE_FOLD_SHARE = 0.2;
+/** See `CODE_FOLD_SHARE`. */
+export const CODE_FOLD_MAX = 2000;

@@ -9,6 +9,8 @@ export interface CompressContext {
   readonly userTerms: readonly string[];
   /** Identifiers that occurred in the conversation before this content. */
   readonly seen: ReadonlySet<string>;
+  /** Lines of earlier messages, keyed by `lineKey`; computed on demand. */
+  earlierLines(): ReadonlySet<string>;
   /** Hashes of the JSON objects and arrays in earlier tool outputs (see `json-subtrees.ts`); computed on demand. */
   earlierJson(): ReadonlySet<string>;
   /** Exact token count for the request's model (memoized). */
