@@ -1,4 +1,5 @@
 import { parseJsonContent } from './compressors/json-parse.js';
+import { collectEntities } from './compressors/json-entities.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
 import { contentHash } from './hash.js';
 import { collectIdentifiers, extractUserTerms } from './identifiers.js';
@@ -17,6 +18,7 @@ export class History {
   private readonly lines = new Set<string>();
   private linesUpTo = 0;
   private readonly subtrees = new Set<string>();
+  private readonly entities = new Map<string, Record<string, unknown>>();
   private subtreesUpTo = 0;
 
   constructor(private readonly messages: readonly ChatMessage[]) {}
@@ -60,16 +62,28 @@ export class History {
 
   /** Hashes of the JSON objects and arrays in tool outputs 0..i-1. */
   jsonSubtreesBefore(i: number): ReadonlySet<string> {
-    if (i < this.subtreesUpTo) throw new Error('History.jsonSubtreesBefore must be asked in message order');
+    this.scanJson(i);
+    return this.subtrees;
+  }
+
+  /** Entities (objects with an identity) of the JSON in tool outputs 0..i-1, by identity key. */
+  jsonEntitiesBefore(i: number): ReadonlyMap<string, Record<string, unknown>> {
+    this.scanJson(i);
+    return this.entities;
+  }
+
+  private scanJson(i: number): void {
+    if (i < this.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
     for (; this.subtreesUpTo < i; this.subtreesUpTo++) {
       const msg = this.messages[this.subtreesUpTo]!;
       if (msg.role !== 'tool' && msg.role !== 'function') continue;
       for (const unit of textUnits(msg)) {
         const parsed = parseJsonContent(unit.text);
-        if (parsed) collectSubtrees(parsed.value, this.subtrees);
+        if (!parsed) continue;
+        collectSubtrees(parsed.value, this.subtrees);
+        collectEntities(parsed.value, this.entities);
       }
     }
-    return this.subtrees;
   }
 
   /** Terms of the most recent user message before message i. */

@@ -1,8 +1,8 @@
 import { lineKey, MIN_LINE_CHARS } from '../history.js';
 import { mentionsAny } from '../identifiers.js';
-import { CODE_FOLD_MAX, CODE_FOLD_MIN_TOKENS, CODE_FOLD_SHARE, HEAD_LINES } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, keepRange, renderKept, tidyLines } from './lines.js';
-import { keepNovelLines, LineBudget } from './select.js';
+import { CODE_FOLD_MIN_TOKENS, capFor, HEAD_LINES, indexBudget } from '../settings.js';
+import { approxTokens, collapseRepeats, fillSmallGaps, renderKept, tidyLines } from './lines.js';
+import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import { isNumberedListing, unpadListing } from './listing.js';
 import type { CompressContext, Compressed } from './types.js';
 
@@ -41,29 +41,25 @@ function dropRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>
 const DEFINITION_RE =
   /^\s*(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|defp|defmacro|defmodule|defstruct|defimpl|defprotocol|function\*?|class|interface|type|enum|struct|trait|impl|fn|func|module|namespace|package|describe|it|test|context)\b|(?:public|private|protected|static|internal|override)\s|(?:export\s+)?(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:\(|function)|@(?:doc|moduledoc|spec|impl|callback)\b|(?:import|from|require|use|alias|include)\b|#include|[A-Za-z_][\w.]*:\s*$)/;
 
-/** Budget of a folded file beyond its definitions: this share of its tokens, clamped. */
-function foldBudget(tokens: number): number {
-  return Math.min(CODE_FOLD_MAX, Math.max(200, Math.round(tokens * CODE_FOLD_SHARE)));
-}
-
 /**
- * Folds a large file: keeps its first lines, definitions (signatures,
- * imports, attributes), lines naming a term of the latest user message, and,
- * within a budget, the lines that introduce identifiers not seen before in
- * the conversation; bodies between them become gap notes.
+ * Folds a large file under the code cap: keeps its first lines, then (while
+ * they fit) definitions (signatures, imports, attributes) and lines naming a
+ * term of the latest user message, then lines that introduce identifiers not
+ * seen before in the conversation; bodies between them become gap notes.
  */
-function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext): void {
-  const candidates = keep.slice();
-  keep.fill(0);
-  keepRange(keep, 0, HEAD_LINES);
+function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext): number {
+  const candidate = keep.slice();
+  const masked = lines.map((l, i) => (candidate[i] ? l : ''));
+  const sel = Selection.ofLines(masked, capFor('code', approxTokens(masked.join('\n'))));
+  for (let i = 0; i < Math.min(HEAD_LINES, lines.length); i++) if (candidate[i]) sel.take(i, true);
   for (let i = 0; i < lines.length; i++) {
-    if (!candidates[i]) continue;
+    if (!candidate[i]) continue;
     const line = lines[i]!;
-    if (DEFINITION_RE.test(lineKey(line)) || (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms))) keep[i] = 1;
+    if (DEFINITION_RE.test(lineKey(line)) || (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms))) sel.take(i);
   }
-  const budget = new LineBudget(foldBudget(approxTokens(lines.join('\n'))), lines, keep);
-  const masked = lines.map((l, i) => (candidates[i] ? l : ''));
-  keepNovelLines(masked, budget, keep, ctx.seen);
+  keepNovel(masked, sel, ctx.seen);
+  keep.set(sel.keep);
+  return sel.cap;
 }
 
 /**
@@ -82,11 +78,12 @@ export function compressCode(text: string, ctx: CompressContext): Compressed {
   const repeated = dropRepeatedRuns(lines, ctx.earlierLines(), keep);
   const remaining = lines.filter((_, i) => keep[i]).join('\n');
   const folded = ctx.countTokens(remaining) >= CODE_FOLD_MIN_TOKENS;
-  if (folded) fold(lines, keep, ctx);
+  const cap = folded ? fold(lines, keep, ctx) : 0;
   if (folded || repeated > 0) {
     fillSmallGaps(lines, keep);
     const note = folded ? 'bodies folded' : 'shown earlier in the conversation';
-    const out = renderKept(lines, keep, { hash: ctx.hash, note });
+    const index = folded ? omittedIdentifiers(lines, keep, ctx.seen, indexBudget(cap)) : [];
+    const out = renderKept(lines, keep, { hash: ctx.hash, note, index });
     if (out !== null) return { text: out, lossy: true };
   }
   return { text: lines.join('\n'), lossy: false };

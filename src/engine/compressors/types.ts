@@ -13,6 +13,8 @@ export interface CompressContext {
   earlierLines(): ReadonlySet<string>;
   /** Hashes of the JSON objects and arrays in earlier tool outputs (see `json-subtrees.ts`); computed on demand. */
   earlierJson(): ReadonlySet<string>;
+  /** Entities of the JSON in earlier tool outputs (see `json-entities.ts`); computed on demand. */
+  earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
   /** Exact token count for the request's model (memoized). */
   countTokens(text: string): number;
 }

@@ -65,6 +65,7 @@ export const routeTransform: Transform = {
             userTerms: history.userTermsBefore(i),
             seen: history.seenBefore(i),
             earlierJson: () => history.jsonSubtreesBefore(i),
+            earlierEntities: () => history.jsonEntitiesBefore(i),
             earlierLines: () => history.linesBefore(i),
             countTokens: countText,
           };
