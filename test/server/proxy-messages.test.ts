@@ -315,3 +315,40 @@ describe('stream headers', () => {
     expect(await res.text()).toBe(MESSAGES_SSE.join(''));
   });
 });
+
+describe('with the real engine', () => {
+  it('keeps the request a valid messages request: signatures, tool pairs, last message, other fields intact', async () => {
+    await setup({});
+    const res = await post(TEXT);
+    expect(res.status).toBe(200);
+    const sent = upstream!.requests[0]!.body.toString();
+    const body = JSON.parse(sent);
+    const original = JSON.parse(TEXT);
+    for (const piece of [
+      '"signature": "EqQBCkYIARABGAIiQL+sig/=="',
+      '"data": "ENCRYPTED=="',
+      '"big": 12345678901234567890',
+    ]) {
+      expect(sent).toContain(piece);
+    }
+    expect(body.messages.at(-1)).toEqual(original.messages.at(-1));
+    expect(body.system).toEqual(original.system);
+    for (const key of ['model', 'max_tokens', 'tools']) expect(body[key]).toEqual(original[key]);
+    const uses = body.messages.flatMap((m: { content: unknown }) =>
+      Array.isArray(m.content)
+        ? m.content.filter((b: { type: string }) => b.type === 'tool_use').map((b: { id: string }) => b.id)
+        : [],
+    );
+    const results = body.messages.flatMap((m: { content: unknown }) =>
+      Array.isArray(m.content)
+        ? m.content
+            .filter((b: { type: string }) => b.type === 'tool_result')
+            .map((b: { tool_use_id: string }) => b.tool_use_id)
+        : [],
+    );
+    expect(results.sort()).toEqual(uses.sort());
+    await until(() => svc!.events.length === 1);
+    expect(svc!.events[0]!.compressionFailed).toBe(false);
+    expect(svc!.events[0]!.tokensAfter).toBeLessThanOrEqual(svc!.events[0]!.tokensBefore);
+  });
+});
