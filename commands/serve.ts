@@ -1,14 +1,23 @@
 import { Command } from '@oclif/core';
 import { configFlags, resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
+import { createLogger } from '../src/log.js';
 import { createSvcServer } from '../src/server/app.js';
+import { isMlRuntimeInstalled, startupLines } from '../src/server/startup.js';
+
+/** How long in-flight requests may run after SIGINT/SIGTERM before connections are closed. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 /** `svc serve`: the compression proxy. */
 export default class Serve extends Command {
   static override summary = 'Run the compression proxy';
   static override description =
     'Proxies /v1/messages and /v1/chat/completions upstream, compressing each request; also serves /v1/compress, /health, /stats, /stats-history, /metrics and /dashboard.';
-  static override examples = ['<%= config.bin %> serve', '<%= config.bin %> serve --port 9000 --no-cache'];
+  static override examples = [
+    '<%= config.bin %> serve',
+    '<%= config.bin %> serve --port 9000 --no-cache',
+    '<%= config.bin %> serve --no-optimize --log-file ./svc.jsonl',
+  ];
   static override flags = configFlags('serve');
 
   async run(): Promise<void> {
@@ -20,16 +29,32 @@ export default class Serve extends Command {
       if (isSvcError(err)) this.error(err.message, { exit: 2 });
       throw err;
     }
-    const server = await createSvcServer({ config });
-    const url = await server.listen();
-    server.ctx.logger.info(`listening on ${url} (${config.optimize ? 'optimize' : 'passthrough'} mode)`);
-    server.ctx.logger.info(`upstreams: messages -> ${config.messagesApiUrl}, chat -> ${config.compatApiUrl}`);
+    const logger = createLogger({ level: config.logLevel });
+    const server = await createSvcServer({ config, logger });
+    let url: string;
+    try {
+      url = await server.listen();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      this.error(`cannot listen on ${config.host}:${config.port} (${code ?? String(err)})`, { exit: 1 });
+    }
+    for (const line of startupLines(config, url, isMlRuntimeInstalled())) logger[line.level](line.text);
+
+    let stopping = false;
     const stop = async (signal: string) => {
-      server.ctx.logger.info(`${signal}: finishing in-flight requests`);
-      await server.close();
+      if (stopping) {
+        logger.warn(`${signal} again: exiting now`);
+        process.exit(1);
+      }
+      stopping = true;
+      logger.info(
+        `${signal}: no new connections; finishing in-flight requests (up to ${SHUTDOWN_GRACE_MS / 1000} s)`,
+      );
+      await server.close(SHUTDOWN_GRACE_MS);
+      logger.info('stopped');
       process.exit(0);
     };
-    process.once('SIGINT', () => void stop('SIGINT'));
-    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
   }
 }

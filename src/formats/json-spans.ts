@@ -102,10 +102,12 @@ interface EditNode {
   remove: Set<number>;
   /** JSON texts to insert before element `i` (`i` = length: append). */
   insert: Map<number, string[]>;
+  /** New object members (key -> JSON text), appended after the existing ones. */
+  add: Map<string, string>;
 }
 
 function node(): EditNode {
-  return { children: new Map(), remove: new Set(), insert: new Map() };
+  return { children: new Map(), remove: new Set(), insert: new Map(), add: new Map() };
 }
 
 /** A set of edits addressed by path, applied to the original text in one pass. */
@@ -149,6 +151,12 @@ export class JsonEdits {
     this.count++;
   }
 
+  /** Adds member `key` to the object at `objectPath` (e.g. a `tools` array the request lacks). */
+  addMember(objectPath: JsonPath, key: string, value: unknown): void {
+    this.at(objectPath).add.set(key, JSON.stringify(value));
+    this.count++;
+  }
+
   /** Number of edits recorded. */
   get size(): number {
     return this.count;
@@ -159,7 +167,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
   if (n.set !== undefined) return n.set;
   const c = text.charCodeAt(span.start);
   if (c === 0x7b) {
-    if (n.children.size === 0) return text.slice(span.start, span.end);
+    if (n.children.size === 0 && n.add.size === 0) return text.slice(span.start, span.end);
     const members = objectMembers(text, span);
     const pieces: Array<[Span, string]> = [];
     for (const [key, child] of n.children) {
@@ -167,7 +175,12 @@ function rewrite(text: string, span: Span, n: EditNode): string {
       if (!member) throw new RangeError(`no member "${key}" to edit`);
       pieces.push([member, rewrite(text, member, child)]);
     }
-    return splice(text, span, pieces);
+    let out = splice(text, span, pieces);
+    if (n.add.size > 0) {
+      const added = [...n.add].map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',');
+      out = `${out.slice(0, -1).trimEnd()}${members.size > 0 ? ',' : ''}${added}}`;
+    }
+    return out;
   }
   if (c === 0x5b) {
     const elements = arrayElements(text, span);

@@ -3,28 +3,41 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
-import { compressMessages } from '../engine/index.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
 import { compressRoutes } from './compress-route.js';
 import type { ServerContext } from './context.js';
-import { type CompressFn, createEngineMemo } from './engine-call.js';
+import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
 import { healthRoutes } from './health.js';
-import { retrievalLoop } from './retrieval-loop.js';
-import { retrieveRoutes } from './retrieve.js';
 import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
+import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
+import { retrievalLoop } from './retrieval-loop.js';
+import { retrieveRoutes } from './retrieve.js';
 import { DEFAULT_STAGES } from './stages.js';
+import { telemetryRoutes } from './telemetry.js';
 import { toinPlugin } from './toin-plugin.js';
-import { createUpstreamAgent } from './upstream.js';
+import { createUpstreamClient } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
+/** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
+const OWN_V1_PATHS = new Set(['/v1/compress']);
+
 /** The route plugins, in registration order. Each part adds one line here. */
-const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, toinPlugin, retrieveRoutes, retrievalLoop];
+const PLUGINS: RoutePlugin[] = [
+  healthRoutes,
+  compressRoutes,
+  proxyRoutes,
+  requestLogRoutes,
+  telemetryRoutes,
+  toinPlugin,
+  retrieveRoutes,
+  retrievalLoop,
+];
 
 export interface SvcServerOptions {
   config: Config;
@@ -57,10 +70,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
-    compress: options.compress ?? compressMessages,
+    compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     pipeline: new ProxyPipeline(DEFAULT_STAGES),
-    upstream: createUpstreamAgent(config.upstreamTimeout),
+    upstream: createUpstreamClient(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -70,7 +83,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
-      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
+      if (req.path.startsWith('/v1/') && !OWN_V1_PATHS.has(req.path))
+        return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
@@ -86,6 +100,11 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.keepAliveTimeout = 65_000;
         server.once('error', reject);
         server.once('listening', () => {
+          // Load the engine (tokenizer tables) right after start, off the ready path.
+          setImmediate(() => {
+            void ctx.upstream.warm().catch(() => undefined);
+            if (!options.compress) void lazyEngine.load().catch(() => undefined);
+          });
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
@@ -98,8 +117,11 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         if (server?.listening) {
           const closed = new Promise<void>((resolve) => server.close(() => resolve()));
           server.closeIdleConnections();
+          // Keep-alive connections become idle as their in-flight requests end: close them then.
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
           const timer = setTimeout(() => server.closeAllConnections(), graceMs);
           await closed;
+          clearInterval(sweep);
           clearTimeout(timer);
         }
         for (const hook of ctx.onClose.reverse()) {
@@ -109,7 +131,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
-        await ctx.upstream.destroy();
+        await ctx.upstream.close();
         await ctx.ccr.close?.();
       })();
       return closing;

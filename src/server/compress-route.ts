@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { tokenizerFor } from '../engine/tokens.js';
 import type { CompressionResult } from '../engine/types.js';
 import { SvcError } from '../errors.js';
 import type { RoutePlugin } from './app.js';
@@ -53,6 +52,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
     let result: CompressionResult;
     if (isBypass(req)) {
       ev.mode = 'bypass';
+      const { tokenizerFor } = await import('../engine/tokens.js');
       const tokens = tokenizerFor(model).countMessages(messages);
       result = {
         messages,

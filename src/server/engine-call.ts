@@ -18,6 +18,22 @@ export type CompressFn = (
   deps?: EngineDeps,
 ) => EngineOutput | Promise<EngineOutput>;
 
+let engineModule: Promise<typeof import('../engine/index.js')> | undefined;
+
+/**
+ * The real engine, imported on first use: its tokenizer tables take most of
+ * svc's start-up time and memory, so `svc serve` listens first and loads the
+ * engine right after (see `createSvcServer`).
+ */
+export const lazyEngine = {
+  load: () => {
+    engineModule ??= import('../engine/index.js');
+    return engineModule;
+  },
+  compress: (async (messages, options, deps) =>
+    (await lazyEngine.load()).compressMessages(messages, options, deps)) as CompressFn,
+};
+
 /** A memo of per-content engine results shared by all requests, bounded by size (principle 4). */
 export function createEngineMemo(maxChars = 64 * 1024 * 1024): ContentMemo {
   return new LRUCache<string, string>({

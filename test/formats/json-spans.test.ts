@@ -47,6 +47,19 @@ describe('applyJsonEdits', () => {
     expect(out.startsWith('{\n  "model": "m",')).toBe(true);
   });
 
+  it('adds object members after the existing ones', () => {
+    const edits = new JsonEdits();
+    edits.addMember([], 'tool_choice', { type: 'auto' });
+    edits.addMember(['messages', 2], 'name', 'x');
+    const out = applyJsonEdits(DOC, edits);
+    const body = JSON.parse(out);
+    expect(Object.keys(body).at(-1)).toBe('tool_choice');
+    expect(body.messages[2]).toEqual({ role: 'user', content: 'last', name: 'x' });
+    const empty = new JsonEdits();
+    empty.addMember([], 'a', 1);
+    expect(applyJsonEdits('{ }', empty)).toBe('{"a":1}');
+  });
+
   it('throws for a path that does not exist', () => {
     const edits = new JsonEdits();
     edits.set(['messages', 9, 'content'], 'x');

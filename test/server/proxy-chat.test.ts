@@ -88,6 +88,17 @@ describe('/v1/chat/completions (chat format)', () => {
     });
   });
 
+  it('a chat stream without a usage chunk has unknown usage, not zero', async () => {
+    await setup({ compress: createFakeCompress() }, (_r, res) => {
+      startSse(res);
+      void writeEvents(res, [...CHAT_SSE.slice(0, 4), CHAT_SSE[5]!]);
+    });
+    const res = await post(JSON.stringify({ ...chatBody(), stream: true }));
+    await res.text();
+    await until(() => svc!.events.length === 1);
+    expect(svc!.events[0]!.usage).toBeUndefined();
+  });
+
   it('with the real engine: the request stays a valid chat request with its tool pairs and last message intact', async () => {
     await setup({}, (_r, res) => replyJson(res, 200, CHAT_REPLY));
     const res = await post(TEXT);
