@@ -30,7 +30,15 @@ const post = (path: string, body: unknown) =>
 describe('the request pipeline seam', () => {
   it('stages run in order: parse, compress, splice, forward, relay', async () => {
     const pipeline = await setup();
-    expect(pipeline.stages.map((s) => s.name)).toEqual(['parse', 'compress', 'splice', 'forward', 'relay']);
+    expect(pipeline.stages.map((s) => s.name)).toEqual([
+      'parse',
+      'compress',
+      'splice',
+      'retrieval-tool',
+      'forward',
+      'retrieval-loop',
+      'relay',
+    ]);
     expect(() => pipeline.insert({ name: 'x', run: async () => undefined }, { before: 'nope' })).toThrow(
       /nope/,
     );

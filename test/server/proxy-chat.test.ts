@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatBody } from '../formats/bodies.js';
 import { createFakeCompress } from './fake-engine.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
+import {
+  type MockUpstream,
+  replyJson,
+  startMockUpstream,
+  startSvc,
+  type TestSvc,
+  until,
+  withoutRetrievalTool,
+} from './helpers.js';
 import { CHAT_REPLY, CHAT_SSE, startSse, writeEvents } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
@@ -44,7 +52,8 @@ describe('/v1/chat/completions (chat format)', () => {
       authorization: 'Bearer sk-openai-test',
       'openai-organization': 'org-1',
     });
-    const sent = got.body.toString();
+    const sent = withoutRetrievalTool(got.body.toString());
+    expect(got.body.toString()).toContain('"name":"svc_retrieve"');
     const strip = (s: string) => s.replace(/"content":"(app log|FAKE)[^"]*"/, '');
     expect(strip(sent)).toBe(strip(TEXT));
     const body = JSON.parse(sent);

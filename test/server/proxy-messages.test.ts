@@ -6,7 +6,15 @@ import { parseMarkers } from '../../src/engine/markers.js';
 import type { ChatMessage } from '../../src/engine/types.js';
 import { messagesBody } from '../formats/bodies.js';
 import { createFakeCompress, throwingCompress } from './fake-engine.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
+import {
+  type MockUpstream,
+  replyJson,
+  startMockUpstream,
+  startSvc,
+  type TestSvc,
+  until,
+  withoutRetrievalTool,
+} from './helpers.js';
 import { MESSAGES_REPLY, MESSAGES_SSE, startSse, writeEvents } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
@@ -58,7 +66,8 @@ describe('/v1/messages (messages format)', () => {
 
     const [got] = upstream!.requests;
     expect(got!.url).toBe('/v1/messages');
-    const sent = got!.body.toString('utf8');
+    expect(got!.body.toString('utf8')).toContain('"name":"svc_retrieve"');
+    const sent = withoutRetrievalTool(got!.body.toString('utf8'));
     expect(sent.length).toBeLessThan(TEXT.length);
     expect(stripCompressed(sent)).toBe(stripCompressed(TEXT));
     // the thinking block and its signature, the image, the server tool blocks: exact original text
