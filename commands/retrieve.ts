@@ -1,4 +1,4 @@
-import { Args, Command } from '@oclif/core';
+import { Args, Command, Flags } from '@oclif/core';
 
 /** `svc retrieve HASH`: prints an original the compressor stored in the CCR store. */
 export default class Retrieve extends Command {
@@ -10,6 +10,7 @@ Exit codes: 0 found, 2 not a hash, or unknown or expired hash.`;
   static override examples = [
     '<%= config.bin %> retrieve 3fa9c2e1b4d5a6f7c8d9e0a1',
     '<%= config.bin %> retrieve hash=3fa9c2e1b4d5a6f7c8d9e0a1 > original.json',
+    '<%= config.bin %> retrieve 3fa9c2e1b4d5a6f7c8d9e0a1 --query status=failed',
   ];
   static override args = {
     hash: Args.string({
@@ -19,10 +20,17 @@ Exit codes: 0 found, 2 not a hash, or unknown or expired hash.`;
     }),
   };
 
+  static override flags = {
+    query: Flags.string({
+      char: 'q',
+      summary: 'print only the matching items (JSON arrays) or lines: words, "phrases", field=value',
+    }),
+  };
+
   async run(): Promise<void> {
-    const { args } = await this.parse(Retrieve);
+    const { args, flags } = await this.parse(Retrieve);
     const { retrieveOriginal } = await import('../src/cli/retrieve-run.js');
-    const code = await retrieveOriginal(args.hash);
+    const code = await retrieveOriginal(args.hash, flags.query === undefined ? {} : { query: flags.query });
     if (code !== 0) this.exit(code);
   }
 }

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { ShapeObservation } from './engine/context/types.js';
 
 /** Usage the upstream reported for one response (tokens). */
 export interface ReportedUsage {
@@ -56,9 +57,16 @@ export interface RetrievedEvent {
   via: 'endpoint' | 'cli' | 'tool';
 }
 
+/** What TOIN should learn from one engine call (compressed and dropped tool outputs). */
+export interface ToinObservedEvent {
+  time: Date;
+  observations: ShapeObservation[];
+}
+
 export interface SvcEvents {
   'request.finished': [RequestFinishedEvent];
   retrieved: [RetrievedEvent];
+  'toin.observed': [ToinObservedEvent];
 }
 
 /**

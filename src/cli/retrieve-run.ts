@@ -1,9 +1,12 @@
 import { once } from 'node:events';
 import { openFileCcrStore } from '../ccr/index.js';
+import { matchQuery } from '../ccr/query.js';
 import type { CcrStore } from '../ccr/store.js';
 import { resolveConfig } from '../config/resolve.js';
 import { isContentHash } from '../engine/hash.js';
 import { isSvcError } from '../errors.js';
+import { queryFields } from '../server/retrieve.js';
+import { openToinStore } from '../toin/store.js';
 
 export interface RetrieveOptions {
   env?: Record<string, string | undefined>;
@@ -11,6 +14,8 @@ export interface RetrieveOptions {
   store?: CcrStore;
   stdout?: NodeJS.WritableStream;
   stderr?: (text: string) => void;
+  /** Only the items or lines matching this query (see `matchQuery`). */
+  query?: string;
 }
 
 function ttlText(seconds: number): string {
@@ -58,9 +63,22 @@ export async function retrieveOriginal(input: string, options: RetrieveOptions =
       `hash ${hash} is unknown or expired in ${config.ccrPath} (entries are kept ${ttlText(config.ccrTtl)}: SERVICE_CCR_TTL)`,
     );
   }
+  const query = options.query?.trim() ? options.query : undefined;
+  if (query !== undefined) original = matchQuery(original, query).content;
+  await learnRetrieval(config.toinPath, hash, query);
   const stdout = options.stdout ?? process.stdout;
   // Exact bytes for pipes; a terminal also gets a final newline so the prompt starts on its own line.
   const tail = stdout === process.stdout && process.stdout.isTTY && !original.endsWith('\n') ? '\n' : '';
   if (!stdout.write(original + tail)) await once(stdout, 'drain');
   return 0;
+}
+
+/** Records the retrieval to TOIN (best effort: a TOIN problem never fails a retrieval). */
+async function learnRetrieval(path: string, hash: string, query: string | undefined): Promise<void> {
+  try {
+    const toin = await openToinStore({ path });
+    if (toin.retrieved(hash, queryFields(query)).length > 0) await toin.flush();
+  } catch {
+    // TOIN is advisory
+  }
 }

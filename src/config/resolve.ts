@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { parseScoreWeights } from '../engine/context/weights.js';
 import { SvcError } from '../errors.js';
 import { type Config, OPTIONS, type OptionSpec } from './options.js';
 
@@ -117,6 +118,7 @@ export function resolveConfig(options: ResolveConfigOptions = {}): Config {
       `--store: "${config.store.replace(/\/\/[^@/]*@/, '//***@')}" must be redis://HOST:PORT/DB or rediss://...`,
     );
   }
+  if (config.scoreWeights !== undefined) parseScoreWeights(config.scoreWeights);
   return config;
 }
 

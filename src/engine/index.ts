@@ -1,6 +1,15 @@
+import { intelligentContextStep } from './context/step.js';
+import type { ToinAdvice } from './context/types.js';
+import type { ContextStep } from './context-hook.js';
+import { History } from './history.js';
+import { lastUserIndex } from './messages.js';
+import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
 import { tokenizerFor } from './tokens.js';
+import { dedupeTransform } from './transforms/dedupe.js';
+import { routeTransform } from './transforms/route.js';
 import type { ChatMessage, ContentMemo, EngineOutput, Tokenizer } from './types.js';
 
+export type { ContextStep, ContextStepInput, ContextStepResult } from './context-hook.js';
 export * from './types.js';
 
 /** Options of one engine call. Every field is plain data (principle 2). */
@@ -23,14 +32,26 @@ export interface EngineOptions {
   protectTurns?: number;
   /** `recency=1,similarity=1,...` as parsed weights. */
   scoreWeights?: Record<string, number>;
+  /** What TOIN learned, as plain data: scores units and tunes keep budgets. */
+  toin?: ToinAdvice;
 }
 
 export interface EngineDeps {
   tokenizer?: Tokenizer;
+  /** The context manager's step (see `context-hook.ts`); default `intelligentContextStep`. */
+  contextStep?: ContextStep;
 }
 
 /**
- * Compresses chat messages. Pure: no I/O, no clock, no randomness.
+ * The per-message transforms, in their fixed order: duplicate tool outputs
+ * become references, then the content router compresses each remaining text.
+ * The context step runs after them.
+ */
+export const TRANSFORMS: readonly Transform[] = [dedupeTransform, routeTransform];
+
+/**
+ * Compresses chat messages. Pure: no I/O, no clock, no randomness. How
+ * message i is compressed depends only on messages 0..i (principle 2).
  *
  * @example
  * const { result, ccrEntries } = compressMessages(messages, { model: 'gpt-4o' });
@@ -42,19 +63,44 @@ export function compressMessages(
   deps: EngineDeps = {},
 ): EngineOutput {
   const tokenizer = deps.tokenizer ?? tokenizerFor(options.model);
-  const tokens = tokenizer.countMessages(messages);
+  const env: PipelineEnv = {
+    input: messages,
+    history: new History(messages),
+    tokenizer,
+    memo: options.memo,
+    lastUser: lastUserIndex(messages),
+  };
+  const state = runPipeline(TRANSFORMS, env);
+  const step = deps.contextStep ?? intelligentContextStep;
+  const ctx = step({
+    input: messages,
+    prefixKey: (i) => env.history.prefixKey(i),
+    messages: state.messages,
+    origin: state.origin,
+    tokenizer,
+    options,
+    ccrEntries: state.ccrEntries,
+  });
+  for (const entry of ctx.transforms) state.log.add(entry);
+  for (const i of ctx.changed ?? []) state.changed.add(i);
+  const before = tokenizer.countMessages(messages);
+  const after =
+    state.changed.size === 0 && ctx.messages === state.messages
+      ? before
+      : tokenizer.countMessages(ctx.messages);
   return {
     result: {
-      messages,
-      tokens_before: tokens,
-      tokens_after: tokens,
-      tokens_saved: 0,
-      compression_ratio: 1,
-      transforms_applied: [],
-      ccr_hashes: [],
+      messages: ctx.messages,
+      tokens_before: before,
+      tokens_after: after,
+      tokens_saved: before - after,
+      compression_ratio: before === 0 ? 1 : after / before,
+      transforms_applied: state.log.entries(),
+      ccr_hashes: [...state.ccrEntries.keys()],
     },
-    ccrEntries: new Map(),
-    messageOrigin: messages.map((_, i) => i),
-    changed: new Set(),
+    ccrEntries: state.ccrEntries,
+    messageOrigin: ctx.origin,
+    changed: state.changed,
+    observations: ctx.observations ?? [],
   };
 }

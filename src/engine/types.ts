@@ -1,3 +1,5 @@
+import type { ShapeObservation } from './context/types.js';
+
 /**
  * The engine's data model. The engine speaks the chat format of spec section 2
  * (`{role, content, tool_calls?, tool_call_id?}`); provider formats convert to
@@ -69,6 +71,8 @@ export interface EngineOutput {
   messageOrigin: number[];
   /** Indices of input messages whose content the engine changed. */
   changed: Set<number>;
+  /** What TOIN should learn from this call (compressed and dropped tool outputs). */
+  observations?: ShapeObservation[];
 }
 
 /** Counts tokens for one model family. Implementations memoize by content. */

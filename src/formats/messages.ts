@@ -216,6 +216,7 @@ export const messagesFormat: ProviderFormat = {
   name: 'messages',
   path: '/v1/messages',
   messagesPath: ['messages'],
+  alternatesRoles: true,
   toChat,
   fromChat,
   usageFromJson,

@@ -1,5 +1,6 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
 import { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
+import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
 /** Why an engine output could not be written back (then the original is forwarded). */
@@ -91,12 +92,15 @@ export function spliceRequest(
   }
   // Inserted messages go before the body message of the next kept one.
   const bodyCount = parsed.origins.reduce((n, o) => Math.max(n, o.message + 1), 0);
+  const merger = format.alternatesRoles ? new InsertMerger(format, text, parsed, output) : undefined;
   outMessages.forEach((msg, j) => {
     if (origin[j]! >= 0) return;
+    if (merger?.merge(edits, j)) return;
     const next = origin.slice(j + 1).find((o) => o >= 0);
     const before = next === undefined ? bodyCount : Math.max(0, parsed.origins[next]!.message);
     edits.insert(format.messagesPath, before, format.fromChat(msg));
   });
+  merger?.flush(edits);
   if (edits.size === 0) return undefined;
   return applyJsonEdits(text, edits);
 }

@@ -59,6 +59,11 @@ export interface ProviderFormat {
   fromChat(message: ChatMessage): unknown;
   /** Path of the messages array in the body. */
   messagesPath: JsonPath;
+  /**
+   * User and assistant messages must alternate: an inserted message (a drop
+   * marker) joins the neighbouring user message instead of standing alone.
+   */
+  alternatesRoles?: boolean;
   /** Usage from a complete JSON response body. */
   usageFromJson(body: unknown): ReportedUsage | undefined;
   /** A reader of usage from this provider's SSE stream. */

@@ -18,8 +18,11 @@ import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
+import { retrievalLoop } from './retrieval-loop.js';
+import { retrieveRoutes } from './retrieve.js';
 import { DEFAULT_STAGES } from './stages.js';
 import { telemetryRoutes } from './telemetry.js';
+import { toinPlugin } from './toin-plugin.js';
 import { createUpstreamClient } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
@@ -38,6 +41,9 @@ const PLUGINS: RoutePlugin[] = [
   requestLogRoutes,
   telemetryRoutes,
   dashboardRoutes,
+  toinPlugin,
+  retrieveRoutes,
+  retrievalLoop,
 ];
 
 export interface SvcServerOptions {

@@ -9,6 +9,7 @@ import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
 import type { SavingsFile } from '../stats/savings-store.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
+import type { ToinStore } from '../toin/store.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
 import type { UpstreamClient } from './upstream.js';
@@ -55,4 +56,6 @@ export interface ServerContext {
   upstream: UpstreamClient;
   /** Execution provider of the ML compressor, when `--mlcompress` loaded a model. */
   mlProvider?: string;
+  /** What TOIN learned (opened by the TOIN plugin); its advice goes to every engine call. */
+  toin?: ToinStore;
 }

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { putAll } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { parseScoreWeights as parseWeights } from '../engine/context/weights.js';
 import type { EngineDeps, EngineOptions } from '../engine/index.js';
 import type { ChatMessage, ContentMemo, EngineOutput } from '../engine/types.js';
 import { SvcError } from '../errors.js';
@@ -41,16 +42,9 @@ export function createEngineMemo(maxChars = 64 * 1024 * 1024): ContentMemo {
   });
 }
 
-/** Parses `recency=1,similarity=0.5` into weights; ignores malformed pairs. */
+/** Parses `--score-weights` (validated when the config was resolved). */
 export function parseScoreWeights(text: string | undefined): Record<string, number> | undefined {
-  if (!text) return undefined;
-  const out: Record<string, number> = {};
-  for (const pair of text.split(',')) {
-    const [name, value] = pair.split('=').map((s) => s.trim());
-    const n = Number(value);
-    if (name && value !== undefined && Number.isFinite(n)) out[name] = n;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+  return text ? parseWeights(text) : undefined;
 }
 
 /** Engine options for one request, from the server config. */
@@ -89,7 +83,9 @@ export async function compressAndStore(
 ): Promise<EngineOutput> {
   let output: EngineOutput;
   try {
-    output = await ctx.compress(messages, engineOptionsFor(ctx.config, model, ctx.engineMemo, outputReserve));
+    const options = engineOptionsFor(ctx.config, model, ctx.engineMemo, outputReserve);
+    if (ctx.toin) options.toin = ctx.toin.advice();
+    output = await ctx.compress(messages, options);
   } catch (err) {
     throw new SvcError('SVC_COMPRESSION_FAILED', `compression failed: ${(err as Error)?.message ?? err}`, {
       cause: err,
@@ -103,6 +99,9 @@ export async function compressAndStore(
         cause: err,
       });
     }
+  }
+  if (output.observations && output.observations.length > 0) {
+    ctx.bus.emit('toin.observed', { time: new Date(ctx.now()), observations: output.observations });
   }
   return output;
 }

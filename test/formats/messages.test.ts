@@ -154,13 +154,16 @@ describe('messages format: splice', () => {
       'assistant',
       'user',
       'user',
-      'user',
       'assistant',
       'user',
     ]);
-    expect(body.messages[3].content).toMatch(/^\[svc: 2 messages omitted/);
+    // roles must alternate: the marker joins the previous user message, after its tool results
+    expect(body.messages[2].content).toEqual([
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_01' }),
+      { type: 'text', text: expect.stringMatching(/^\[svc: 2 messages omitted/) },
+    ]);
     // the user message that held the dropped tool_result keeps its other blocks, byte for byte
-    expect(body.messages[4].content).toEqual([BODY.messages[4].content[1], BODY.messages[4].content[2]]);
+    expect(body.messages[3].content).toEqual([BODY.messages[4].content[1], BODY.messages[4].content[2]]);
     expect(out).not.toContain('toolu_02');
   });
 

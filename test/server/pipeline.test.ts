@@ -30,13 +30,16 @@ const post = (path: string, body: unknown) =>
 describe('the request pipeline seam', () => {
   it('stages run in order: parse, compress, splice, forward, relay', async () => {
     const pipeline = await setup();
-    // With the guards wired: rate limit, cache lookup and budget before compress; cache store before relay.
+    // With the guards and the retrieval loop wired: rate limit, cache lookup and budget before compress;
+    // the retrieval tool before forward, its loop after; the cache stores the final answer before relay.
     expect(pipeline.stages.map((s) => s.name)).toEqual([
       'parse',
       'guards',
       'compress',
       'splice',
+      'retrieval-tool',
       'forward',
+      'retrieval-loop',
       'cache-record',
       'relay',
     ]);

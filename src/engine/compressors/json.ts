@@ -1,0 +1,126 @@
+import { formatIndex, formatMarker, formatUnchanged } from '../markers.js';
+import { capFor, indexBudget, JSON_MIN_ITEMS, SMALL_OUTPUT_TOKENS } from '../settings.js';
+import { selectItems } from './json-items.js';
+import { parseJsonContent } from './json-parse.js';
+import { renderCompact } from './json-render.js';
+import { shortenKnownEntities } from './json-entities.js';
+import { dedupeSubtrees } from './json-subtrees.js';
+import { approxTokens, renderKept } from './lines.js';
+import { omittedIdentifiers } from './select.js';
+import { isNumberedListing, listingBody, unpadListing } from './listing.js';
+import type { CompressContext, Compressed } from './types.js';
+
+interface CrushStats {
+  omitted: number;
+  /** JSON of every omitted item, for the index of the omitted part. */
+  omittedTexts: string[];
+  errors: number;
+  paths: string[];
+}
+
+/**
+ * Replaces every outermost array of at least `JSON_MIN_ITEMS` items by the
+ * items `selectItems` keeps (original items only, in order).
+ */
+function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: string): unknown {
+  if (Array.isArray(value)) {
+    if (value.length < JSON_MIN_ITEMS) return value.map((v, i) => crush(v, ctx, stats, `${path}[${i}]`));
+    const tokens = approxTokens(JSON.stringify(value));
+    const sel = selectItems(value, ctx, capFor('json', tokens));
+    const kept = value.filter((_, i) => sel.keep[i]);
+    value.forEach((v, i) => {
+      if (!sel.keep[i]) stats.omittedTexts.push(JSON.stringify(v) ?? '');
+    });
+    if (kept.length < value.length) {
+      stats.omitted += value.length - kept.length;
+      stats.errors += sel.errors;
+      stats.paths.push(`${path} kept ${kept.length} of ${value.length}`);
+    }
+    return kept;
+  }
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = crush(v, ctx, stats, `${path}.${k}`);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * JSON: lossless first (minify, columnar form for uniform records); past the
+ * small threshold, arrays keep the items `selectItems` chooses. The output is
+ * the preamble, valid JSON holding only original items, then the marker.
+ */
+export function compressJson(text: string, ctx: CompressContext): Compressed | null {
+  const parsed = parseJsonContent(text);
+  if (!parsed) {
+    const lines = text.split('\n');
+    return isNumberedListing(lines) ? compressItemLines(lines, ctx, true) : null;
+  }
+  if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
+  const lossless = parsed.preamble + renderCompact(parsed.value);
+  if (ctx.countTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
+  const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, paths: [] };
+  const crushed = crush(parsed.value, ctx, stats, '$');
+  const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
+  const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
+  if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0) return { text: lossless, lossy: false };
+  const body = renderCompact(deduped.value);
+  const note = [
+    stats.errors > 0 ? `${stats.errors} error items kept` : '',
+    stats.paths.slice(0, 3).join(', '),
+    stats.omitted > 0 && deduped.replaced > 0 ? `${deduped.replaced} repeated values shortened` : '',
+    stats.omitted > 0 && known.omitted > 0 ? `${known.omitted} unchanged fields of known entities` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  const marker =
+    stats.omitted > 0
+      ? formatMarker({ hash: ctx.hash, omitted: stats.omitted, unit: 'items', note })
+      : formatMarker({
+          hash: ctx.hash,
+          omitted: deduped.replaced + known.omitted,
+          unit: 'fields',
+          note: 'repeated or unchanged values shortened',
+        });
+  const index = omittedIdentifiers(
+    [body, ...stats.omittedTexts],
+    new Uint8Array(stats.omittedTexts.length + 1).fill(1, 0, 1),
+    ctx.seen,
+    indexBudget(capFor('json', ctx.countTokens(lossless))),
+  );
+  const indexLine = index.length > 0 ? `\n${formatIndex(index)}` : '';
+  return { text: `${parsed.preamble}${body}${indexLine}\n${marker}`, lossy: true };
+}
+
+/**
+ * JSON Lines, plain or as a numbered listing (an agent reading a `.jsonl`):
+ * each JSON line is an item; kept lines stay verbatim (listing numbers
+ * unpadded), other lines stay, gaps get notes.
+ */
+function compressItemLines(lines: readonly string[], ctx: CompressContext, listing: boolean): Compressed | null {
+  const body = listing ? listingBody(lines) : lines;
+  const itemLines: number[] = [];
+  const values: unknown[] = [];
+  body.forEach((l, i) => {
+    if (!/^\s*[{[]/.test(l)) return;
+    try {
+      values.push(JSON.parse(l));
+      itemLines.push(i);
+    } catch {
+      // not an item: kept as it is
+    }
+  });
+  if (values.length < 2) return null;
+  const cap = capFor('json', approxTokens(body.join('\n')));
+  const sel = selectItems(values, ctx, cap);
+  const keep = new Uint8Array(lines.length).fill(1);
+  itemLines.forEach((line, k) => {
+    if (!sel.keep[k]) keep[line] = 0;
+  });
+  const shown = listing ? unpadListing(lines) : lines;
+  const note = sel.errors > 0 ? `${sel.errors} error items kept` : undefined;
+  const index = omittedIdentifiers(body, keep, ctx.seen, indexBudget(cap));
+  const out = renderKept(shown, keep, { hash: ctx.hash, unit: 'items', index, ...(note ? { note } : {}) });
+  return out === null ? null : { text: out, lossy: true };
+}

@@ -1,0 +1,127 @@
+import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
+import { LONG_LINE_CHARS } from '../settings.js';
+
+/** Rough token estimate used only to budget selections (exact counts decide acceptance). */
+export function approxTokens(text: string): number {
+  return Math.ceil(text.length / 3.5);
+}
+
+/** Token cost of a gap note, below which a gap is not worth making. */
+const GAP_COST = 8;
+
+/**
+ * Keeps dropped runs that are cheaper than the note that would replace them,
+ * so no gap note costs more than what it hides.
+ */
+export function fillSmallGaps(lines: readonly string[], keep: Uint8Array): void {
+  let i = 0;
+  while (i < lines.length) {
+    if (keep[i]) {
+      i++;
+      continue;
+    }
+    let j = i;
+    let cost = 0;
+    for (; j < lines.length && !keep[j]; j++) cost += approxTokens(lines[j]!) + 1;
+    if (cost <= GAP_COST) keep.fill(1, i, j);
+    i = j;
+  }
+}
+
+/** Marks `[from, to)` as kept, clamped to the array. */
+export function keepRange(keep: Uint8Array, from: number, to: number): void {
+  keep.fill(1, Math.max(0, from), Math.min(keep.length, to));
+}
+
+export interface RenderOptions {
+  hash: string;
+  unit?: MarkerUnit;
+  /** Short note for the full marker, e.g. "12 errors kept". */
+  note?: string;
+  /** Names that occur only in the omitted lines (see `omittedIdentifiers`). */
+  index?: readonly string[];
+}
+
+/**
+ * Renders kept lines in their original order. A single gap gets the full
+ * marker in place; several gaps get short notes and one full marker at the
+ * end that names the total and the hash. Returns null when nothing is dropped.
+ */
+export function renderKept(lines: readonly string[], keep: Uint8Array, opts: RenderOptions): string | null {
+  const unit = opts.unit ?? 'lines';
+  const gaps: Array<[number, number]> = [];
+  for (let i = 0; i < lines.length; ) {
+    if (keep[i]) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && !keep[j]) j++;
+    gaps.push([i, j]);
+    i = j;
+  }
+  if (gaps.length === 0) return null;
+  const total = gaps.reduce((n, [a, b]) => n + b - a, 0);
+  const full = formatMarker({
+    hash: opts.hash,
+    omitted: total,
+    unit,
+    ...(opts.note ? { note: opts.note } : {}),
+  });
+  const out: string[] = [];
+  let g = 0;
+  for (let i = 0; i < lines.length; ) {
+    const gap = gaps[g];
+    if (gap && gap[0] === i) {
+      out.push(gaps.length === 1 ? full : formatGap(gap[1] - gap[0], unit));
+      i = gap[1];
+      g++;
+    } else out.push(lines[i++]!);
+  }
+  if (opts.index && opts.index.length > 0) {
+    if (gaps.length === 1) out.splice(out.indexOf(full), 0, formatIndex(opts.index));
+    else out.push(formatIndex(opts.index));
+  }
+  if (gaps.length > 1) out.push(full);
+  return out.join('\n');
+}
+
+/**
+ * Lossless: runs of identical lines (3 or more) become the line plus a repeat
+ * note. Returns the lines unchanged when nothing repeats.
+ */
+export function collapseRepeats(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    let j = i + 1;
+    while (j < lines.length && lines[j] === lines[i]) j++;
+    const run = j - i;
+    out.push(lines[i]!);
+    if (run >= 3 && lines[i]!.trim() !== '') out.push(formatRepeat(run - 1));
+    else for (let k = 1; k < run; k++) out.push(lines[i]!);
+    i = j;
+  }
+  return out;
+}
+
+/** Lossless whitespace cleanup: trailing spaces, runs of blank lines. */
+export function tidyLines(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  let blanks = 0;
+  for (const raw of lines) {
+    const line = raw.replace(/[ \t\r]+$/, '');
+    if (line === '') {
+      if (++blanks > 1) continue;
+    } else blanks = 0;
+    out.push(line);
+  }
+  return out;
+}
+
+/** A very long line shows its start and end, with a note in between (lossy). */
+export function shortenLine(line: string): string {
+  if (line.length <= LONG_LINE_CHARS) return line;
+  const head = Math.round(LONG_LINE_CHARS * 0.7);
+  const tail = Math.round(LONG_LINE_CHARS * 0.2);
+  return `${line.slice(0, head)} ${formatGap(line.length - head - tail, 'chars')} ${line.slice(-tail)}`;
+}

@@ -1,0 +1,55 @@
+import { mentionsAny } from '../identifiers.js';
+import { capFor, indexBudget, SEARCH_MATCHES_PER_FILE } from '../settings.js';
+import { approxTokens, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
+import { ERROR_RE } from './log.js';
+import { keepNovel, omittedIdentifiers, Selection } from './select.js';
+import type { CompressContext, Compressed } from './types.js';
+
+const MATCH_RE = /^((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
+const PATH_RE = /^(?:[A-Za-z]:)?[.~]?\/?(?:[\w@.+-]+\/)+[\w@.+ -]*\/?$/;
+
+/** The file a search-result line belongs to ('' for headers and summaries). */
+function fileOf(line: string): string {
+  const m = MATCH_RE.exec(line);
+  if (m) return m[1]!;
+  return PATH_RE.test(line.trim()) ? line.trim() : '';
+}
+
+/**
+ * Search results (grep, ripgrep) and file lists: grouped by file, keeps the
+ * first matches of every file (spread across files), matches naming a term of
+ * the latest user message or an error, lines with new identifiers, and all
+ * header/summary lines; the marker gives the totals.
+ */
+export function compressSearch(text: string, ctx: CompressContext): Compressed {
+  const lines = tidyLines(text.split('\n'));
+  const shown = lines.map(shortenLine);
+  const n = lines.length;
+  const sel = Selection.ofLines(shown, capFor('search', approxTokens(lines.join('\n'))));
+  const files = new Map<string, number[]>();
+  const wanted: number[] = [];
+  let matches = 0;
+  for (let i = 0; i < n; i++) {
+    const line = lines[i]!;
+    const file = fileOf(line);
+    if (!file) {
+      if (line.trim() !== '') sel.take(i, true);
+      continue;
+    }
+    matches++;
+    const list = files.get(file) ?? [];
+    list.push(i);
+    files.set(file, list);
+    if ((ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) || ERROR_RE.test(line)) wanted.push(i);
+  }
+  for (const i of wanted) sel.take(i);
+  for (let round = 0; round < SEARCH_MATCHES_PER_FILE && !sel.full; round++) {
+    for (const list of files.values()) if (list[round] !== undefined) sel.take(list[round]!);
+  }
+  keepNovel(shown, sel, ctx.seen);
+  fillSmallGaps(shown, sel.keep);
+  const note = `${matches} ${matches === files.size ? 'paths' : `matches in ${files.size} files`}`;
+  const index = omittedIdentifiers(lines, sel.keep, ctx.seen, indexBudget(sel.cap), shown);
+  const out = renderKept(shown, sel.keep, { hash: ctx.hash, unit: 'lines', note, index });
+  return out === null ? { text: lines.join('\n'), lossy: false } : { text: out, lossy: true };
+}

@@ -1,0 +1,30 @@
+/** Content types the router tells apart; one compressor each. */
+export type ContentType = 'json' | 'log' | 'search' | 'diff' | 'table' | 'text' | 'code' | 'html' | 'prose';
+
+/** What a compressor may know besides the text itself: only earlier messages (principle 2). */
+export interface CompressContext {
+  /** `contentHash` of the original text; markers name it. */
+  readonly hash: string;
+  /** Terms of the most recent user message before this content. */
+  readonly userTerms: readonly string[];
+  /** Identifiers that occurred in the conversation before this content. */
+  readonly seen: ReadonlySet<string>;
+  /** Lines of earlier messages, keyed by `lineKey`; computed on demand. */
+  earlierLines(): ReadonlySet<string>;
+  /** Hashes of the JSON objects and arrays in earlier tool outputs (see `json-subtrees.ts`); computed on demand. */
+  earlierJson(): ReadonlySet<string>;
+  /** Entities of the JSON in earlier tool outputs (see `json-entities.ts`); computed on demand. */
+  earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
+  /** Exact token count for the request's model (memoized). */
+  countTokens(text: string): number;
+}
+
+/** A compressor's answer. */
+export interface Compressed {
+  text: string;
+  /** True when content was removed: the original then goes to the CCR store. */
+  lossy: boolean;
+}
+
+/** Compresses one text of a known type; null when it has nothing to offer. */
+export type Compressor = (text: string, ctx: CompressContext) => Compressed | null;

@@ -1,0 +1,389 @@
+import { LRUCache } from 'lru-cache';
+import type { ChatMessage } from '../types.js';
+import { type CutDecision, findDecision, type PrefixKey, prefixChain, storeDecision } from './cut-memo.js';
+import { type DroppedSpan, dropMarker, spansOf } from './drop-marker.js';
+import { integrityProblems } from './integrity.js';
+import { contextBudget } from './limits.js';
+import { scoreUnits } from './scoring.js';
+import { messageShape, type ToolOutputShape } from './shape.js';
+import type { ContextUnit, FitDeps, FitOptions, FitResult, ShapeObservation } from './types.js';
+import { buildUnits } from './units.js';
+import { resolveWeights } from './weights.js';
+
+/**
+ * When a cut is needed, the intelligent manager cuts down to this share of
+ * the budget, so the next turns fit without another cut and the prefix stays
+ * byte-identical for them (the legacy rolling window cuts to the budget).
+ */
+export const CUT_TARGET = 0.85;
+/** Compress-first tries levels 1..MAX_HARDER_LEVEL (each keeps about half of the last). */
+export const MAX_HARDER_LEVEL = 3;
+/** Default number of recent turns that are never dropped. */
+export const DEFAULT_PROTECT_TURNS = 4;
+
+type Mode = 'intelligent' | 'position' | 'rolling_window';
+
+/** Where cut decisions are remembered. */
+interface MemoChain {
+  memo: NonNullable<FitOptions['memo']>;
+  key: PrefixKey;
+  seed: string;
+}
+
+/** Mutable working state of one fit. */
+interface Work {
+  current: ChatMessage[];
+  counts: number[];
+  total: number;
+  dropped: Set<number>;
+  harder: Map<number, number>;
+  ccrEntries: Map<string, string>;
+  harderTransforms: string[];
+  observations: ShapeObservation[];
+  /** Drop markers made in this call, by span (`start:end`). */
+  markers: Map<string, ReturnType<typeof dropMarker>>;
+  /** Tokens of one message (memoized). */
+  countOne: (m: ChatMessage) => number;
+}
+
+/**
+ * Cuts a conversation down to the model's context budget (limit minus output
+ * reserve). Below the budget it returns the messages untouched: nothing is
+ * ever dropped then. Above it: compress older tool outputs harder (unless
+ * `compressFirst` is false), then drop the lowest-scored unprotected units
+ * (or the oldest, in the rolling window), each dropped run replaced by one
+ * marker whose original goes to `ccrEntries`. Pure and deterministic.
+ *
+ * @example
+ * const fit = fitToContext(messages, { contextLimit: 128000, outputReserve: 4096 }, { tokenizer });
+ */
+export function fitToContext(
+  messages: readonly ChatMessage[],
+  options: FitOptions,
+  deps: FitDeps,
+): FitResult {
+  const { tokenizer } = deps;
+  const originals = deps.originals ?? messages;
+  const budget = contextBudget(options.contextLimit, options.outputReserve);
+  const base = tokenizer.countMessages([]);
+  const counts = messages.map((m) => messageTokens(tokenizer, m, base));
+  const total = base + counts.reduce((a, b) => a + b, 0);
+  const work: Work = {
+    current: [...messages],
+    counts,
+    total,
+    dropped: new Set(),
+    harder: new Map(),
+    ccrEntries: new Map(),
+    harderTransforms: [],
+    observations: [],
+    markers: new Map(),
+    countOne: (m) => messageTokens(tokenizer, m, base),
+  };
+  if (budget === undefined || total <= budget)
+    return finish(messages, originals, work, budget, [], tokenizer.countMessages);
+
+  const mode: Mode =
+    options.intelligentContext === false
+      ? 'rolling_window'
+      : options.intelligentScoring === false
+        ? 'position'
+        : 'intelligent';
+  const protectTurns = options.protectTurns ?? DEFAULT_PROTECT_TURNS;
+  const units = buildUnits(messages, protectTurns);
+  const memo = mode === 'rolling_window' ? undefined : options.memo;
+  const seed = seedOf(mode, options);
+  const chain: MemoChain | undefined = memo
+    ? { memo, key: deps.prefixKey ?? prefixChain(originals), seed }
+    : undefined;
+  const prior = chain ? findDecision(chain.memo, chain.key, messages.length, seed) : undefined;
+  if (prior) {
+    applyDecision(prior, work, deps);
+    if (withMarkers(work, originals) <= budget) {
+      return finish(
+        messages,
+        originals,
+        work,
+        budget,
+        transformsOf(mode, work, true),
+        tokenizer.countMessages,
+        chain,
+      );
+    }
+  }
+  const target = mode === 'rolling_window' ? budget : Math.floor(budget * CUT_TARGET);
+  const candidates = units.filter((u) => !u.protected && !isDropped(u, work));
+  const order = orderCandidates(messages, candidates, mode, options);
+  if (options.compressFirst !== false && deps.compressHarder) compressHarder(order, work, target, deps);
+  for (const unit of order) {
+    if (work.total + markerEstimate(work) <= target) break;
+    if (!worthDropping(unit, work)) continue;
+    dropUnit(unit, work);
+  }
+  fillGaps(order, work);
+  // The estimate of marker sizes may be short: drop more until the exact count fits.
+  for (const unit of order) {
+    if (isDropped(unit, work) || !worthDropping(unit, work)) continue;
+    if (withMarkers(work, originals) <= target) break;
+    dropUnit(unit, work);
+  }
+  const result = finish(
+    messages,
+    originals,
+    work,
+    budget,
+    transformsOf(mode, work, false),
+    tokenizer.countMessages,
+    chain,
+  );
+  if (integrityProblems(result.messages).length > integrityProblems(messages).length) {
+    // A cut must never make a valid conversation invalid; forward it whole instead.
+    const whole: Work = {
+      ...work,
+      total,
+      counts,
+      current: [...messages],
+      dropped: new Set<number>(),
+      harder: new Map(),
+      ccrEntries: new Map(),
+      observations: [],
+    };
+    return finish(messages, originals, whole, budget, ['context:failed:integrity'], tokenizer.countMessages);
+  }
+  return result;
+}
+
+const smallCounts = new LRUCache<string, number>({ max: 100_000 });
+
+/**
+ * Tokens of one message. The tokenizer memoizes long texts by hash; small
+ * messages (tool calls, short answers, markers) are memoized here by their
+ * JSON, so a long conversation is not re-tokenized on every turn (principle 4).
+ */
+function messageTokens(tokenizer: FitDeps['tokenizer'], m: ChatMessage, base: number): number {
+  if (typeof m.content === 'string' && m.content.length >= 256) return tokenizer.countMessages([m]) - base;
+  const json = JSON.stringify(m);
+  if (json.length > 8192) return tokenizer.countMessages([m]) - base;
+  const key = `${tokenizer.encoding}:${json}`;
+  let n = smallCounts.get(key);
+  if (n === undefined) {
+    n = tokenizer.countMessages([m]) - base;
+    smallCounts.set(key, n);
+  }
+  return n;
+}
+
+function seedOf(mode: Mode, options: FitOptions): string {
+  return JSON.stringify([
+    mode,
+    options.compressFirst !== false,
+    options.protectTurns ?? DEFAULT_PROTECT_TURNS,
+    resolveWeights(options.scoreWeights),
+  ]);
+}
+
+function isDropped(unit: ContextUnit, work: Work): boolean {
+  return work.dropped.has(unit.start);
+}
+
+function orderCandidates(
+  messages: readonly ChatMessage[],
+  candidates: ContextUnit[],
+  mode: Mode,
+  options: FitOptions,
+): ContextUnit[] {
+  if (mode === 'rolling_window') return candidates;
+  const scored = scoreUnits(messages, candidates, {
+    intelligent: mode === 'intelligent',
+    weights: resolveWeights(options.scoreWeights),
+    toin: options.toin,
+  });
+  return scored.sort((a, b) => a.score - b.score || a.unit.index - b.unit.index).map((s) => s.unit);
+}
+
+function compressHarder(order: readonly ContextUnit[], work: Work, target: number, deps: FitDeps): void {
+  for (let level = 1; level <= MAX_HARDER_LEVEL; level += 1) {
+    for (const unit of order) {
+      for (let i = unit.start; i < unit.end; i += 1) {
+        if (work.total <= target) return;
+        if (work.current[i]!.role !== 'tool') continue;
+        applyHarder(i, level, work, deps);
+      }
+    }
+  }
+}
+
+function applyHarder(index: number, level: number, work: Work, deps: FitDeps): boolean {
+  const out = deps.compressHarder?.(index, level);
+  if (!out) return false;
+  const count = messageTokens(deps.tokenizer, out.message, deps.tokenizer.countMessages([]));
+  if (count >= work.counts[index]!) return false;
+  work.total += count - work.counts[index]!;
+  work.counts[index] = count;
+  work.current[index] = out.message;
+  work.harder.set(index, level);
+  for (const [hash, original] of out.ccrEntries) work.ccrEntries.set(hash, original);
+  work.harderTransforms.push(...out.transforms);
+  return true;
+}
+
+function unitTokens(unit: ContextUnit, work: Work): number {
+  let sum = 0;
+  for (let i = unit.start; i < unit.end; i += 1) sum += work.counts[i]!;
+  return sum;
+}
+
+/** A small unit on its own would cost more as a new marker than it saves. */
+function worthDropping(unit: ContextUnit, work: Work): boolean {
+  if (work.dropped.has(unit.start - 1) || work.dropped.has(unit.end)) return true;
+  return unitTokens(unit, work) > MARKER_TOKENS_ESTIMATE;
+}
+
+/** Drops small units between two dropped runs: one marker instead of two saves tokens. */
+function fillGaps(order: readonly ContextUnit[], work: Work): void {
+  for (const unit of order) {
+    if (isDropped(unit, work)) continue;
+    if (
+      work.dropped.has(unit.start - 1) &&
+      work.dropped.has(unit.end) &&
+      unitTokens(unit, work) <= MARKER_TOKENS_ESTIMATE
+    ) {
+      dropUnit(unit, work);
+    }
+  }
+}
+
+function dropUnit(unit: ContextUnit, work: Work): void {
+  for (let i = unit.start; i < unit.end; i += 1) {
+    if (work.dropped.has(i)) continue;
+    work.dropped.add(i);
+    work.total -= work.counts[i]!;
+  }
+}
+
+const MARKER_TOKENS_ESTIMATE = 60;
+
+function markerEstimate(work: Work): number {
+  return spansOf([...work.dropped]).length * MARKER_TOKENS_ESTIMATE;
+}
+
+function markerFor(
+  work: Work,
+  originals: readonly ChatMessage[],
+  span: DroppedSpan,
+): ReturnType<typeof dropMarker> {
+  const key = `${span.start}:${span.end}`;
+  let marker = work.markers.get(key);
+  if (!marker) {
+    marker = dropMarker(originals, span);
+    work.markers.set(key, marker);
+  }
+  return marker;
+}
+
+function withMarkers(work: Work, originals: readonly ChatMessage[]): number {
+  let total = work.total;
+  for (const span of spansOf([...work.dropped]))
+    total += work.countOne(markerFor(work, originals, span).message);
+  return total;
+}
+
+function applyDecision(decision: CutDecision, work: Work, deps: FitDeps): void {
+  for (const [index, level] of decision.harder) {
+    if (index < work.current.length) applyHarder(index, level, work, deps);
+  }
+  for (const span of decision.dropped) {
+    for (let i = span.start; i < span.end && i < work.current.length; i += 1) {
+      if (work.dropped.has(i)) continue;
+      work.dropped.add(i);
+      work.total -= work.counts[i]!;
+    }
+  }
+}
+
+function transformsOf(mode: Mode, work: Work, reused: boolean): string[] {
+  const out: string[] = [];
+  if (work.harder.size > 0)
+    out.push(`context:compress_harder:${work.harder.size}`, ...new Set(work.harderTransforms));
+  if (work.dropped.size > 0) out.push(`context:drop:${mode}:${work.dropped.size}`);
+  if (reused) out.push('context:reused_cut');
+  return out;
+}
+
+function finish(
+  messages: readonly ChatMessage[],
+  originals: readonly ChatMessage[],
+  work: Work,
+  budget: number | undefined,
+  transforms: string[],
+  count: (m: readonly ChatMessage[]) => number,
+  chain?: MemoChain,
+): FitResult {
+  const spans = spansOf([...work.dropped]);
+  const out: ChatMessage[] = [];
+  const origin: number[] = [];
+  const spanAt = new Map(spans.map((s) => [s.start, s]));
+  let markerTokens = 0;
+  for (let i = 0; i < messages.length; i += 1) {
+    const span = spanAt.get(i);
+    if (span) {
+      const marker = markerFor(work, originals, span);
+      markerTokens += work.countOne(marker.message);
+      work.ccrEntries.set(marker.hash, marker.original);
+      out.push(marker.message);
+      origin.push(-1);
+      for (let k = span.start; k < span.end; k += 1)
+        observe(originals, k, 'dropped', [marker.hash], work, k - span.start);
+    }
+    if (work.dropped.has(i)) continue;
+    out.push(work.current[i]!);
+    origin.push(i);
+    if (work.harder.has(i)) observe(originals, i, 'compressed', [...harderHashes(work.current[i]!)], work);
+  }
+  if (chain && (spans.length > 0 || work.harder.size > 0)) {
+    storeDecision(chain.memo, chain.key, chain.seed, {
+      covers: messages.length,
+      dropped: spans,
+      harder: [...work.harder],
+    });
+  }
+  const tokens = work.total + markerTokens;
+  const overflow = budget !== undefined && spans.length + work.harder.size > 0 ? tokens - budget : 0;
+  return {
+    messages: out,
+    messageOrigin: origin,
+    changed: new Set(work.harder.keys()),
+    ccrEntries: work.ccrEntries,
+    transforms: overflow > 0 ? [...transforms, `context:overflow:${overflow}`] : transforms,
+    observations: work.observations,
+    dropped: [...work.dropped].sort((a, b) => a - b),
+    tokens,
+    budget,
+  };
+}
+
+function harderHashes(message: ChatMessage): Set<string> {
+  const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+  return new Set([...text.matchAll(/svc_retrieve hash=([0-9a-f]{24})/g)].map((m) => m[1]!));
+}
+
+/** Shapes by the CCR hash (plus offset) that already identifies the content: no re-hashing on later turns. */
+const shapeMemo = new LRUCache<string, ToolOutputShape | false>({ max: 50_000 });
+
+function observe(
+  originals: readonly ChatMessage[],
+  index: number,
+  event: ShapeObservation['event'],
+  hashes: string[],
+  work: Work,
+  offset = 0,
+): void {
+  const key = hashes[0] === undefined ? undefined : `${hashes[0]}:${offset}`;
+  let shape = key === undefined ? undefined : shapeMemo.get(key);
+  if (shape === undefined) {
+    shape = messageShape(originals, index) ?? false;
+    if (key !== undefined) shapeMemo.set(key, shape);
+  }
+  if (shape)
+    work.observations.push({ event, shape: shape.key, tool: shape.tool, fields: shape.fields, hashes });
+}

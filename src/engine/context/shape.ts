@@ -1,0 +1,96 @@
+import { LRUCache } from 'lru-cache';
+import { contentHash } from '../hash.js';
+import { contentText } from '../tokens.js';
+import type { ChatMessage } from '../types.js';
+
+/**
+ * The shape of a tool output: the tool's name plus a hash of its field names
+ * and value types. Never any values, so TOIN can learn per shape without
+ * keeping content.
+ */
+export interface ToolOutputShape {
+  /** `tool#hash`, e.g. `list_files#3fa9c2e1`. */
+  key: string;
+  tool: string;
+  /** Field names seen in the output (objects up to depth 3), sorted. */
+  fields: string[];
+}
+
+const MAX_PARSE = 4 * 1024 * 1024;
+const MAX_FIELDS = 64;
+const SAMPLE_ITEMS = 20;
+const memo = new LRUCache<string, ToolOutputShape>({ max: 5000 });
+
+function describe(value: unknown, depth: number, fields: Set<string>): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) {
+    const kinds = new Set<string>();
+    for (const item of value.slice(0, SAMPLE_ITEMS)) kinds.add(describe(item, depth + 1, fields));
+    return `[${[...kinds].sort().join('|')}]`;
+  }
+  if (typeof value === 'object') {
+    if (depth >= 3) return '{}';
+    const keys = Object.keys(value as object).sort();
+    const parts = keys.map((k) => {
+      if (fields.size < MAX_FIELDS) fields.add(k);
+      return `${k}:${describe((value as Record<string, unknown>)[k], depth + 1, fields)}`;
+    });
+    return `{${parts.join(',')}}`;
+  }
+  return typeof value;
+}
+
+function signature(text: string): { sig: string; fields: string[] } {
+  const trimmed = text.trim();
+  if (trimmed.length <= MAX_PARSE && /^[[{]/.test(trimmed)) {
+    try {
+      const fields = new Set<string>();
+      const sig = describe(JSON.parse(trimmed), 0, fields);
+      return { sig: `json:${sig}`, fields: [...fields].sort() };
+    } catch {
+      // not JSON: falls through to text
+    }
+  }
+  return { sig: 'text', fields: [] };
+}
+
+/**
+ * Shape of one tool output (memoized by content).
+ *
+ * @example toolOutputShape('search', '[{"id":1,"title":"a"}]').key // 'search#<8 hex>'
+ */
+export function toolOutputShape(tool: string, text: string): ToolOutputShape {
+  const memoKey = `${tool}\u0000${contentHash(text)}`;
+  const hit = memo.get(memoKey);
+  if (hit) return hit;
+  const { sig, fields } = signature(text);
+  const shape = {
+    key: `${tool || 'unknown'}#${contentHash(sig).slice(0, 8)}`,
+    tool: tool || 'unknown',
+    fields,
+  };
+  memo.set(memoKey, shape);
+  return shape;
+}
+
+/** Name of the tool whose result message `index` is, from the assistant call before it. */
+export function toolNameFor(messages: readonly ChatMessage[], index: number): string {
+  const message = messages[index];
+  if (message?.role !== 'tool') return '';
+  if (typeof message.name === 'string' && message.name) return message.name;
+  for (let k = index - 1; k >= 0; k -= 1) {
+    const prev = messages[k]!;
+    if (prev.role === 'assistant') {
+      const call = prev.tool_calls?.find((c) => c.id === message.tool_call_id);
+      return call?.function?.name ?? '';
+    }
+  }
+  return '';
+}
+
+/** Shape of tool result message `index`, or undefined when it is not a tool result. */
+export function messageShape(messages: readonly ChatMessage[], index: number): ToolOutputShape | undefined {
+  const message = messages[index];
+  if (message?.role !== 'tool') return undefined;
+  return toolOutputShape(toolNameFor(messages, index), contentText(message.content));
+}

@@ -1,0 +1,51 @@
+/**
+ * Identifiers: the ID-like strings (paths, names with digits, dotted names,
+ * hashes, pod names, reservation codes) that agents copy out of tool output
+ * into their next call. Compressors keep the lines and items that carry them.
+ */
+
+/** A maximal run of identifier characters. */
+const RUN_RE = /[A-Za-z0-9_.:/@#-]{5,}/g;
+/** What makes a run ID-like rather than a plain word. */
+const ID_MARK_RE = /[0-9/_.:]/;
+const TRAILING_RE = /[.:,;@#-]+$/;
+
+/** Identifier-like strings of a text, trailing punctuation removed, in order of appearance. */
+export function extractIdentifiers(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(RUN_RE)) {
+    const run = m[0].replace(TRAILING_RE, '');
+    if (run.length >= 5 && ID_MARK_RE.test(run)) out.push(run);
+  }
+  return out;
+}
+
+/** Adds the identifiers of `text` to `into`. */
+export function collectIdentifiers(text: string, into: Set<string>): void {
+  for (const id of extractIdentifiers(text)) into.add(id);
+}
+
+/** Words of a user message that name something specific: codes, numbers, paths, quoted names. */
+const TERM_RE = /[A-Za-z0-9_.:/@#-]{3,}/g;
+const CODE_LIKE_RE = /^(?=.*\d)[A-Za-z0-9_.:/@#-]+$|^[A-Z][A-Z0-9_]{3,}$|[/_.:]/;
+
+/**
+ * Terms of a user message that compressors match items against: ID-like
+ * runs, codes mixing letters and digits, ALL-CAPS names, and quoted strings.
+ * Plain words are left out: they match too much to be a signal.
+ */
+export function extractUserTerms(text: string): string[] {
+  const terms = new Set<string>();
+  for (const m of text.matchAll(TERM_RE)) {
+    const run = m[0].replace(TRAILING_RE, '');
+    if (run.length >= 3 && CODE_LIKE_RE.test(run)) terms.add(run);
+  }
+  for (const m of text.matchAll(/["'`]([^"'`\n]{3,60})["'`]/g)) terms.add(m[1]!);
+  return [...terms];
+}
+
+/** True when `text` contains any of `terms` (case-sensitive, as identifiers are). */
+export function mentionsAny(text: string, terms: readonly string[]): boolean {
+  for (const t of terms) if (text.includes(t)) return true;
+  return false;
+}

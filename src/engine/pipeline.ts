@@ -1,0 +1,87 @@
+import type { History } from './history.js';
+import type { ChatMessage, ContentMemo, Tokenizer } from './types.js';
+
+/** Everything a transform reads and writes. Messages are replaced, never mutated in place. */
+export interface PipelineState {
+  /** Current messages: input objects until a transform replaces one. */
+  messages: ChatMessage[];
+  /** For each current message, the index of the input message it came from (-1: inserted). */
+  origin: number[];
+  /** Input indices whose content changed. */
+  changed: Set<number>;
+  /** hash -> original, for every marker in `messages`. */
+  ccrEntries: Map<string, string>;
+  /** Part indices (per input message) already replaced by an earlier transform. */
+  done: Map<number, Set<number>>;
+  readonly log: TransformLog;
+}
+
+/** What transforms may use besides the state. */
+export interface PipelineEnv {
+  readonly input: readonly ChatMessage[];
+  readonly history: History;
+  readonly tokenizer: Tokenizer;
+  readonly memo: ContentMemo | undefined;
+  /** Index of the latest user message in the input (-1: none). */
+  readonly lastUser: number;
+}
+
+/** A named step of the pipeline. */
+export interface Transform {
+  readonly name: string;
+  run(state: PipelineState, env: PipelineEnv): void;
+}
+
+/**
+ * Tokens before and after per `name:kind`, rendered as `transforms_applied`
+ * entries `name:kind:ratio` (ratio = after / before over the texts it changed).
+ */
+export class TransformLog {
+  private readonly totals = new Map<string, { before: number; after: number }>();
+  private readonly extra: string[] = [];
+
+  record(name: string, kind: string, before: number, after: number): void {
+    const key = `${name}:${kind}`;
+    const t = this.totals.get(key) ?? { before: 0, after: 0 };
+    t.before += before;
+    t.after += after;
+    this.totals.set(key, t);
+  }
+
+  /** Adds a ready-made entry (from a transform that reports its own). */
+  add(entry: string): void {
+    this.extra.push(entry);
+  }
+
+  entries(): string[] {
+    const out: string[] = [];
+    for (const [key, t] of this.totals)
+      out.push(`${key}:${(t.before === 0 ? 1 : t.after / t.before).toFixed(2)}`);
+    return [...out, ...this.extra];
+  }
+}
+
+/** Runs transforms in order on a fresh state. */
+export function runPipeline(transforms: readonly Transform[], env: PipelineEnv): PipelineState {
+  const state: PipelineState = {
+    messages: [...env.input],
+    origin: env.input.map((_, i) => i),
+    changed: new Set(),
+    ccrEntries: new Map(),
+    done: new Map(),
+    log: new TransformLog(),
+  };
+  for (const t of transforms) t.run(state, env);
+  return state;
+}
+
+/** Records that a transform replaced part `part` of input message `index`. */
+export function markDone(state: PipelineState, index: number, part: number): void {
+  let parts = state.done.get(index);
+  if (!parts) {
+    parts = new Set();
+    state.done.set(index, parts);
+  }
+  parts.add(part);
+  state.changed.add(index);
+}

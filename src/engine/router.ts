@@ -1,0 +1,77 @@
+import { parseJsonContent, parseJsonLines } from './compressors/json-parse.js';
+import { isNumberedListing, listingBody } from './compressors/listing.js';
+import { STACK_RE } from './compressors/log.js';
+import type { ContentType } from './compressors/types.js';
+
+/** Lines inspected by the line-based detectors (enough to decide, cheap on huge outputs). */
+const SAMPLE_LINES = 400;
+
+const DIFF_RE = /^(?:diff --git |--- a\/|\+\+\+ b\/|@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@)/m;
+const HUNK_RE = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/m;
+const HTML_START_RE = /^\s*(?:<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/i;
+const TAG_RE = /<\/?[a-z][a-z0-9-]*(?:\s[^<>]*)?>/gi;
+const GREP_LINE_RE = /^(?:\.{0,2}\/)?[\w@.+~-]+(?:\/[\w@.+~ -]+)*\.?[\w-]*[:-]\d+[:-]/;
+const PATH_LINE_RE = /^(?:[A-Za-z]:)?[.~]?\/?(?:[\w@.+-]+\/)+[\w@.+ -]*\/?$/;
+const TIMESTAMP_RE =
+  /^\W{0,3}(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d|\d{10,13}\b|I\d{4} )/;
+const LEVEL_RE =
+  /\b(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL|NOTICE)\b|^\[(?:info|warn|error|debug)\]|"level":/;
+const TEST_RE = /^\s*(?:PASS|FAIL|ok|not ok|✓|✗|×|\d+\) |test \S+ \.\.\.|=+ .* =+$|-+ .* -+$)/;
+const CODE_RE =
+  /^\s*(?:def |class |function |import |from \S+ import|export |const |let |var |public |private |protected |fn |func |package |#include|defmodule |defp? |module |interface |type |struct |impl |use |require |return\b|if\s*\(|for\s*\(|end$|\}|[\w.]+\(.*\);?$)|[{;]\s*$/;
+
+/** A row of a column-aligned table: at least three cells separated by runs of spaces. */
+const TABLE_ROW_RE = /^\S.*?\S(?: {2,}|\t)\S.*?(?: {2,}|\t)\S/;
+/** A line of natural language: six or more words, no column alignment, no code punctuation. */
+const PROSE_LINE = {
+  test(line: string): boolean {
+    if (/\S {2,}\S|[{}[\];=<>|\\\t]/.test(line)) return false;
+    let words = 0;
+    for (const w of line.trim().split(' ')) if (/[A-Za-z]{2,}/.test(w) && ++words >= 6) return true;
+    return false;
+  },
+};
+
+function share(lines: readonly string[], re: { test(line: string): boolean }): number {
+  let hit = 0;
+  let n = 0;
+  for (const l of lines) {
+    if (l.trim() === '') continue;
+    n++;
+    if (re.test(l)) hit++;
+  }
+  return n === 0 ? 0 : hit / n;
+}
+
+/**
+ * Detects what a text is. Rules, first match wins: JSON (document, JSON
+ * Lines, or either after a short preamble); diff; HTML; search results or file
+ * lists; logs (timestamps, levels, test results, stack traces, JSON lines);
+ * tables; source code; prose (mostly sentences); other structured text. Numbered listings (`cat -n`, Read tools)
+ * are judged by their content without the numbers.
+ */
+export function detectContentType(text: string): ContentType {
+  if (parseJsonContent(text)) return 'json';
+  let lines = text.split('\n', SAMPLE_LINES + 1);
+  if (lines.length > SAMPLE_LINES) lines = lines.slice(0, SAMPLE_LINES);
+  if (isNumberedListing(lines)) {
+    // a file read by an agent: JSON Lines and logs by their content, anything else is a source file
+    const body = listingBody(lines);
+    const jsonLines = body.filter((l) => /^\s*[{[]/.test(l));
+    if (jsonLines.length >= body.length * 0.5 && parseJsonLines(jsonLines)) return 'json';
+    if (share(body, TIMESTAMP_RE) >= 0.3 || share(body, LEVEL_RE) >= 0.25) return 'log';
+    return 'code';
+  }
+  if (DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
+  const head = lines.join('\n');
+  if (HTML_START_RE.test(head)) return 'html';
+  const tags = head.match(TAG_RE)?.length ?? 0;
+  if (tags >= 10 && tags * 60 > head.length) return 'html';
+  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
+  if (share(lines, TIMESTAMP_RE) >= 0.3 || share(lines, LEVEL_RE) >= 0.25 || share(lines, TEST_RE) >= 0.2)
+    return 'log';
+  if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';
+  if (share(lines, TABLE_ROW_RE) >= 0.6) return 'table';
+  if (share(lines, CODE_RE) >= 0.25) return 'code';
+  return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';
+}

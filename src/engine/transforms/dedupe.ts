@@ -1,0 +1,42 @@
+import { contentHash } from '../hash.js';
+import { formatMarker } from '../markers.js';
+import { textUnits, withTexts } from '../messages.js';
+import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
+import { SMALL_OUTPUT_TOKENS } from '../settings.js';
+
+/**
+ * A tool output identical to an earlier tool output of the same conversation
+ * becomes a marker naming that earlier call. Causal: only earlier outputs
+ * count, so the first copy always stays.
+ */
+export const dedupeTransform: Transform = {
+  name: 'dedupe',
+  run(state: PipelineState, env: PipelineEnv): void {
+    const firstSeen = new Map<string, string>();
+    env.input.forEach((msg, i) => {
+      if (msg.role !== 'tool') return;
+      const units = textUnits(msg);
+      if (units.length !== 1) return;
+      const text = units[0]!.text;
+      if (text.length < SMALL_OUTPUT_TOKENS * 2) return;
+      const hash = contentHash(text);
+      const first = firstSeen.get(hash);
+      if (first === undefined) {
+        firstSeen.set(hash, msg.tool_call_id ?? `message ${i}`);
+        return;
+      }
+      const before = env.tokenizer.countText(text);
+      if (before < SMALL_OUTPUT_TOKENS) return;
+      const marker = formatMarker({
+        hash,
+        omitted: text.length,
+        unit: 'chars',
+        note: `identical to the output of ${first}`,
+      });
+      state.messages[i] = withTexts(msg, new Map([[units[0]!.part, marker]]));
+      state.ccrEntries.set(hash, text);
+      markDone(state, i, units[0]!.part);
+      state.log.record('dedupe', 'tool', before, env.tokenizer.countText(marker));
+    });
+  },
+};
