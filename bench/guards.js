@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Pool } from 'undici';
 import { resolveConfig } from '../dist/src/config/index.js';
 import { responseCacheKey } from '../dist/src/guards/cache-key.js';
 import { createMemoryRateLimiter } from '../dist/src/guards/rate-limiter.js';
@@ -76,40 +77,46 @@ async function serve(flags) {
   });
   const server = await createSvcServer({ config, logger: silentLogger });
   const url = await server.listen();
+  const pool = new Pool(url, { connections: 4 });
   return {
-    url,
+    pool,
     close: async () => {
+      await pool.close();
       await server.close(500);
       rmSync(home, { recursive: true, force: true });
     },
   };
 }
-async function post(url, text) {
+async function post(pool, text) {
   const t = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
+  const res = await pool.request({
     method: 'POST',
+    path: '/v1/chat/completions',
     headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
     body: text,
   });
-  await res.arrayBuffer();
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
   return performance.now() - t;
 }
-async function run(url, texts) {
-  for (const t of texts.slice(0, 10)) await post(url, t);
+async function run(pool, texts, warmUp) {
+  for (const t of warmUp) await post(pool, t);
   const ms = [];
-  for (const t of texts) ms.push(await post(url, t));
+  for (const t of texts) ms.push(await post(pool, t));
   return ms.sort((a, b) => a - b);
 }
 for (const tokens of [1000, 100_000]) {
   const n = tokens > 10_000 ? 60 : 300;
-  const distinct = Array.from({ length: n }, (_, i) => JSON.stringify(body(tokens, `r${i} `)));
-  const same = Array.from({ length: n }, () => distinct[0]);
+  // Every text distinct (no cache hit, no memoized token count) except in the HIT run.
+  const texts = (tag, count) =>
+    Array.from({ length: count }, (_, i) => JSON.stringify(body(tokens, `${tag}${i} `)));
   const off = await serve({ cache: false, 'rate-limit': false });
-  const offMs = await run(off.url, distinct);
+  const offMs = await run(off.pool, texts('off', n), texts('offw', 10));
   await off.close();
   const on = await serve({ 'rate-limit-rpm': 1e6, 'rate-limit-tpm': 1e9 });
-  const missMs = await run(on.url, distinct);
-  const hitMs = await run(on.url, same);
+  const missMs = await run(on.pool, texts('miss', n), texts('missw', 10));
+  const [hitText] = texts('hit', 1);
+  const hitMs = await run(on.pool, Array(n).fill(hitText), [hitText]);
   await on.close();
   rows.push([`request ${tokens} tok, guards off`, percentile(offMs, 50), percentile(offMs, 99)]);
   rows.push([`request ${tokens} tok, guards on, MISS`, percentile(missMs, 50), percentile(missMs, 99)]);

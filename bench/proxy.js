@@ -180,6 +180,10 @@ async function main() {
         '--compat-api-url',
         `${upstreamUrl}/v1`,
         '--no-telemetry',
+        // The proxy's own cost: the guards (cache, rate limits) are measured by bench/guards.js;
+        // with them on, repeated bench bodies would be cache hits and the load would trip 600 rpm.
+        '--no-cache',
+        '--no-rate-limit',
         '--log-level',
         'info',
       ],

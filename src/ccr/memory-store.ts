@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { SvcError } from '../errors.js';
 import type { CcrStore } from './store.js';
 
 export interface MemoryCcrStoreOptions {
@@ -6,17 +7,31 @@ export interface MemoryCcrStoreOptions {
   maxSize?: number;
   /** Time to live in ms. Default 24 h. */
   ttlMs?: number;
+  /** Clock in ms, for tests. Default: the real clock. */
+  now?: () => number;
 }
 
 /** An in-memory CCR store: LRU bounded by size, with TTL. */
 export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrStore {
+  const clock = options.now;
+  const maxSize = options.maxSize ?? 256 * 1024 * 1024;
   const cache = new LRUCache<string, string>({
-    maxSize: options.maxSize ?? 256 * 1024 * 1024,
+    maxSize,
     sizeCalculation: (value) => Math.max(1, value.length),
     ttl: options.ttlMs ?? 24 * 60 * 60 * 1000,
+    // An injected clock must be read on every call, not cached for a millisecond.
+    ...(clock ? { perf: { now: clock }, ttlResolution: 0 } : {}),
   });
   return {
     async put(hash, original) {
+      // lru-cache silently skips an entry larger than the whole cache; a marker
+      // pointing at it could never be redeemed (principle 3), so refuse it.
+      if (original.length > maxSize) {
+        throw new SvcError(
+          'SVC_STORE_UNAVAILABLE',
+          `CCR entry of ${original.length} chars exceeds the store's cap`,
+        );
+      }
       cache.set(hash, original);
     },
     async get(hash) {

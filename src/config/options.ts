@@ -67,6 +67,7 @@ export interface Config {
   pricingPath: string | undefined;
   ccrPath: string;
   ccrTtl: number;
+  ccrMaxBytes: number;
   toinPath: string;
   store: string | undefined;
   storePrefix: string;
@@ -400,7 +401,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: '~/.svc',
     description: 'folder for svc state (savings file, CCR store, TOIN, models)',
-    commands: [...ALL, 'stats', 'history'],
+    commands: ALL,
   },
   {
     key: 'savingsPath',
@@ -408,7 +409,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: '<home>/proxy_savings.json',
     description: 'durable savings file',
-    commands: [...ALL, 'stats', 'history'],
+    commands: ALL,
   },
   {
     key: 'pricingPath',
@@ -433,6 +434,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 7 * 24 * 3600,
     min: 1,
     description: 'CCR entry time to live in seconds',
+    commands: ALL,
+  },
+  {
+    key: 'ccrMaxBytes',
+    env: 'SERVICE_CCR_MAX_BYTES',
+    kind: 'integer',
+    default: 512 * 1024 * 1024,
+    min: 1024,
+    description: 'size cap of the durable CCR store in bytes; oldest entries are evicted past it',
     commands: ALL,
   },
   {

@@ -13,6 +13,8 @@ export interface ContextStepInput {
   /** The engine's input messages, before per-message compression (what drop markers store). */
   input?: readonly ChatMessage[];
   messages: ChatMessage[];
+  /** Chained hash of input messages 0..i (the pipeline's, already computed): keys cut decisions. */
+  prefixKey?: (i: number) => string;
   /** Input index of each message (-1 for inserted ones). */
   origin: number[];
   tokenizer: Tokenizer;

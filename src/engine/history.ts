@@ -1,4 +1,5 @@
 import { parseJsonContent } from './compressors/json-parse.js';
+import { collectEntities } from './compressors/json-entities.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
 import { contentHash } from './hash.js';
 import { collectIdentifiers, extractUserTerms } from './identifiers.js';
@@ -14,7 +15,10 @@ export class History {
   private readonly seen = new Set<string>();
   private seenUpTo = 0;
   private readonly terms = new Map<number, string[]>();
+  private readonly lines = new Set<string>();
+  private linesUpTo = 0;
   private readonly subtrees = new Set<string>();
+  private readonly entities = new Map<string, Record<string, unknown>>();
   private subtreesUpTo = 0;
 
   constructor(private readonly messages: readonly ChatMessage[]) {}
@@ -39,18 +43,47 @@ export class History {
     return this.seen;
   }
 
+  /**
+   * Trimmed lines (of at least `MIN_LINE_CHARS`) of messages 0..i-1: their
+   * text, numbered listings without numbers, and string arguments of tool
+   * calls (a file an agent wrote is known when it reads it back).
+   */
+  linesBefore(i: number): ReadonlySet<string> {
+    if (i < this.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
+    for (; this.linesUpTo < i; this.linesUpTo++) {
+      const msg = this.messages[this.linesUpTo]!;
+      for (const unit of textUnits(msg)) addLines(unit.text, this.lines);
+      for (const call of msg.tool_calls ?? []) {
+        for (const v of argumentStrings(call.function?.arguments ?? '')) addLines(v, this.lines);
+      }
+    }
+    return this.lines;
+  }
+
   /** Hashes of the JSON objects and arrays in tool outputs 0..i-1. */
   jsonSubtreesBefore(i: number): ReadonlySet<string> {
-    if (i < this.subtreesUpTo) throw new Error('History.jsonSubtreesBefore must be asked in message order');
+    this.scanJson(i);
+    return this.subtrees;
+  }
+
+  /** Entities (objects with an identity) of the JSON in tool outputs 0..i-1, by identity key. */
+  jsonEntitiesBefore(i: number): ReadonlyMap<string, Record<string, unknown>> {
+    this.scanJson(i);
+    return this.entities;
+  }
+
+  private scanJson(i: number): void {
+    if (i < this.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
     for (; this.subtreesUpTo < i; this.subtreesUpTo++) {
       const msg = this.messages[this.subtreesUpTo]!;
       if (msg.role !== 'tool' && msg.role !== 'function') continue;
       for (const unit of textUnits(msg)) {
         const parsed = parseJsonContent(unit.text);
-        if (parsed) collectSubtrees(parsed.value, this.subtrees);
+        if (!parsed) continue;
+        collectSubtrees(parsed.value, this.subtrees);
+        collectEntities(parsed.value, this.entities);
       }
     }
-    return this.subtrees;
   }
 
   /** Terms of the most recent user message before message i. */
@@ -68,5 +101,32 @@ export class History {
       this.terms.set(u, terms);
     }
     return terms;
+  }
+}
+
+/** Lines shorter than this (trimmed) are too common to identify repeated content. */
+export const MIN_LINE_CHARS = 8;
+
+/** Normal form of a line for repeat detection: line number of a listing and outer whitespace removed. */
+export function lineKey(line: string): string {
+  return line.replace(/^ *\d+(?:→|\t)/, '').trim();
+}
+
+function addLines(text: string, into: Set<string>): void {
+  for (const line of text.split('\n')) {
+    const key = lineKey(line);
+    if (key.length >= MIN_LINE_CHARS) into.add(key);
+  }
+}
+
+/** String values of a tool call's JSON arguments (top level). */
+function argumentStrings(args: string): string[] {
+  if (!args.startsWith('{')) return [];
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed !== 'object' || parsed === null) return [];
+    return Object.values(parsed).filter((v): v is string => typeof v === 'string');
+  } catch {
+    return [];
   }
 }

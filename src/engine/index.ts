@@ -74,6 +74,7 @@ export function compressMessages(
   const step = deps.contextStep ?? intelligentContextStep;
   const ctx = step({
     input: messages,
+    prefixKey: (i) => env.history.prefixKey(i),
     messages: state.messages,
     origin: state.origin,
     tokenizer,

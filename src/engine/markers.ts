@@ -10,6 +10,10 @@
  *   `[svc: 12 lines omitted]`
  * Repeat note (lossless: the line above it occurred N more times in a row):
  *   `[svc: previous line repeated 12 more times]`
+ * Index note (names that occur only in the omitted part, before the full marker):
+ *   `[svc: omitted part mentions: lib/foo.ex, pod-7f9c, ERR_TIMEOUT]`
+ * Unchanged note (an entity shown earlier keeps its id and changed fields):
+ *   `"…": "[svc: 25 fields unchanged since shown earlier]"`
  * Duplicate note (a JSON value identical to one shown earlier; the text's
  * full marker names the hash of the original):
  *   `[svc: same object as shown earlier]`
@@ -19,7 +23,7 @@
 export const RETRIEVE_TOOL_NAME = 'svc_retrieve';
 
 /** What a marker counts. */
-export type MarkerUnit = 'items' | 'lines' | 'messages' | 'matches' | 'chars' | 'fields';
+export type MarkerUnit = 'items' | 'lines' | 'messages' | 'matches' | 'chars' | 'fields' | 'words';
 
 export interface MarkerInfo {
   hash: string;
@@ -30,7 +34,7 @@ export interface MarkerInfo {
 }
 
 const MARKER_RE =
-  /\[svc: (\d+) (items|lines|messages|matches|chars|fields) omitted(?: \(([^)\]\n]*)\))?; retrieve with svc_retrieve hash=([0-9a-f]{24})\]/g;
+  /\[svc: (\d+) (items|lines|messages|matches|chars|fields|words) omitted(?: \(([^)\]\n]*)\))?; retrieve with svc_retrieve hash=([0-9a-f]{24})\]/g;
 
 /** Renders a marker. */
 export function formatMarker(info: MarkerInfo): string {
@@ -48,9 +52,19 @@ export function formatRepeat(times: number): string {
   return `[svc: previous line repeated ${times} more times]`;
 }
 
+/** Renders the index of names that occur only in the omitted part of a text. */
+export function formatIndex(names: readonly string[]): string {
+  return `[svc: omitted part mentions: ${names.join(', ')}]`;
+}
+
 /** Renders the note that replaces a JSON value identical to one shown earlier. */
 export function formatSameAs(kind: 'object' | 'array'): string {
   return `[svc: same ${kind} as shown earlier]`;
+}
+
+/** Renders the note that stands for the unchanged fields of an entity shown earlier. */
+export function formatUnchanged(fields: number): string {
+  return `[svc: ${fields} fields unchanged since shown earlier]`;
 }
 
 /** Finds every full marker in a text. */

@@ -22,10 +22,17 @@ const CODE_RE =
 
 /** A row of a column-aligned table: at least three cells separated by runs of spaces. */
 const TABLE_ROW_RE = /^\S.*?\S(?: {2,}|\t)\S.*?(?: {2,}|\t)\S/;
-/** A line of natural language: six or more words, mostly letters. */
-const PROSE_RE = /^(?=(?:.*?[A-Za-z]{2,}[,.;:!?)]?\s+){5})(?!.*[{};=<>|]\s*$)[^\t]*$/;
+/** A line of natural language: six or more words, no column alignment, no code punctuation. */
+const PROSE_LINE = {
+  test(line: string): boolean {
+    if (/\S {2,}\S|[{}[\];=<>|\\\t]/.test(line)) return false;
+    let words = 0;
+    for (const w of line.trim().split(' ')) if (/[A-Za-z]{2,}/.test(w) && ++words >= 6) return true;
+    return false;
+  },
+};
 
-function share(lines: readonly string[], re: RegExp): number {
+function share(lines: readonly string[], re: { test(line: string): boolean }): number {
   let hit = 0;
   let n = 0;
   for (const l of lines) {
@@ -48,9 +55,12 @@ export function detectContentType(text: string): ContentType {
   let lines = text.split('\n', SAMPLE_LINES + 1);
   if (lines.length > SAMPLE_LINES) lines = lines.slice(0, SAMPLE_LINES);
   if (isNumberedListing(lines)) {
+    // a file read by an agent: JSON Lines and logs by their content, anything else is a source file
     const body = listingBody(lines);
-    if (parseJsonLines(body.filter((l) => /^\s*[{[]/.test(l)))) return 'json';
-    lines = body;
+    const jsonLines = body.filter((l) => /^\s*[{[]/.test(l));
+    if (jsonLines.length >= body.length * 0.5 && parseJsonLines(jsonLines)) return 'json';
+    if (share(body, TIMESTAMP_RE) >= 0.3 || share(body, LEVEL_RE) >= 0.25) return 'log';
+    return 'code';
   }
   if (DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
   const head = lines.join('\n');
@@ -63,5 +73,5 @@ export function detectContentType(text: string): ContentType {
   if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';
   if (share(lines, TABLE_ROW_RE) >= 0.6) return 'table';
   if (share(lines, CODE_RE) >= 0.25) return 'code';
-  return share(lines, PROSE_RE) >= 0.4 ? 'prose' : 'text';
+  return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';
 }

@@ -19,7 +19,7 @@ export const MIN_SAVED_TOKENS = 40;
 export const MIN_SAVINGS_RATIO = 0.1;
 
 /** Lines of context kept before and after an error or warning line in logs. */
-export const LOG_CONTEXT_LINES = 2;
+export const LOG_CONTEXT_LINES = 1;
 
 /** Lines always kept at the head and at the tail of line-based content. */
 export const HEAD_LINES = 5;
@@ -37,3 +37,44 @@ export const DIFF_CONTEXT_LINES = 1;
 
 /** Matches kept per file in search results, beyond those with known identifiers. */
 export const SEARCH_MATCHES_PER_FILE = 3;
+
+/** Source files still this large after lossless steps are folded (definitions and new identifiers kept). */
+export const CODE_FOLD_MIN_TOKENS = 800;
+
+/**
+ * Size cap of a lossy selection per content type: the kept lines or items
+ * (and their gap notes) may cost at most `base + share * tokens`, and never
+ * more than `max` tokens. Mandatory parts (first and last lines, the first
+ * error of each kind, user terms) come first, then new identifiers, then an
+ * even spread.
+ */
+export const CAPS = {
+  log: { base: 150, share: 0.1, max: 2000 },
+  text: { base: 150, share: 0.2, max: 2000 },
+  table: { base: 150, share: 0.2, max: 2000 },
+  search: { base: 150, share: 0.25, max: 2000 },
+  json: { base: 150, share: 0.2, max: 2500 },
+  code: { base: 200, share: 0.25, max: 2500 },
+} as const;
+
+/** The cap in tokens for `tokens` of content of a type (see `CAPS`). */
+export function capFor(type: keyof typeof CAPS, tokens: number): number {
+  const c = CAPS[type];
+  return Math.min(c.max, Math.round(c.base + tokens * c.share));
+}
+
+/** Kept lines longer than this many characters show their start and end only. */
+export const LONG_LINE_CHARS = 600;
+
+/**
+ * The index of an omitted part (names that occur only there) may cost this
+ * share of the cap, and at most `INDEX_MAX_TOKENS`.
+ */
+export const INDEX_SHARE = 0.2;
+/** See `INDEX_SHARE`. */
+export const INDEX_MAX_TOKENS = 150;
+
+/** Token budget of the omitted-part index for a selection with cap `cap`. */
+export function indexBudget(cap: number): number {
+  return Math.min(INDEX_MAX_TOKENS, Math.round(cap * INDEX_SHARE));
+}

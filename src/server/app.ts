@@ -4,8 +4,10 @@ import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
+import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
 import { createLogger, type Logger } from '../log.js';
+import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { connectSharedStore } from '../store/redis.js';
 import { statsRoutes } from '../stats/routes.js';
 import { VERSION } from '../version.js';
@@ -14,19 +16,22 @@ import type { ServerContext } from './context.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
 import { guardsPlugin } from './guards-plugin.js';
 import { healthRoutes } from './health.js';
-import { retrievalLoop } from './retrieval-loop.js';
-import { retrieveRoutes } from './retrieve.js';
 import { ProxyPipeline } from './pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy-route.js';
 import { requestLogRoutes } from './request-log.js';
 import { sendError } from './respond.js';
+import { retrievalLoop } from './retrieval-loop.js';
+import { retrieveRoutes } from './retrieve.js';
 import { DEFAULT_STAGES } from './stages.js';
 import { telemetryRoutes } from './telemetry.js';
 import { toinPlugin } from './toin-plugin.js';
-import { createUpstreamAgent } from './upstream.js';
+import { createUpstreamClient } from './upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
+
+/** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
+const OWN_V1_PATHS = new Set(['/v1/compress']);
 
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [
@@ -35,11 +40,12 @@ const PLUGINS: RoutePlugin[] = [
   guardsPlugin,
   compressRoutes,
   proxyRoutes,
+  requestLogRoutes,
+  telemetryRoutes,
+  dashboardRoutes,
   toinPlugin,
   retrieveRoutes,
   retrievalLoop,
-  requestLogRoutes,
-  telemetryRoutes,
 ];
 
 export interface SvcServerOptions {
@@ -86,7 +92,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     pipeline: new ProxyPipeline(DEFAULT_STAGES),
-    upstream: createUpstreamAgent(config.upstreamTimeout),
+    upstream: createUpstreamClient(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
@@ -96,11 +102,21 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
-      if (req.path.startsWith('/v1/')) return void handleProxy(ctx, req, res, undefined);
+      if (req.path.startsWith('/v1/') && !OWN_V1_PATHS.has(req.path))
+        return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
   try {
+    if (config.mlcompress) {
+      // Loaded before listening: with --mlcompress, ready means the model is loaded (spec 1.8).
+      const ml = await loadMlCompressor(config, ctx.logger);
+      if (ml) {
+        ctx.compress = withMlPass(ctx.compress, ml);
+        ctx.mlProvider = ml.provider;
+        ctx.onClose.push(() => ml.close());
+      }
+    }
     for (const plugin of PLUGINS) await plugin(app, ctx);
   } catch (err) {
     await store?.close();
@@ -118,7 +134,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.once('error', reject);
         server.once('listening', () => {
           // Load the engine (tokenizer tables) right after start, off the ready path.
-          if (!options.compress) setImmediate(() => lazyEngine.load().catch(() => undefined));
+          setImmediate(() => {
+            void ctx.upstream.warm().catch(() => undefined);
+            if (!options.compress) void lazyEngine.load().catch(() => undefined);
+          });
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
@@ -145,7 +164,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
             ctx.logger.error('shutdown hook failed', { error: String(err) });
           }
         }
-        await ctx.upstream.destroy();
+        await ctx.upstream.close();
         await ctx.ccr.close?.();
         await ctx.store?.close();
       })();

@@ -1,4 +1,3 @@
-import type { Agent } from 'undici';
 import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
@@ -15,6 +14,7 @@ import type { BudgetStatus } from '../stats/stats-record.js';
 import type { ToinStore } from '../toin/store.js';
 import type { CompressFn } from './engine-call.js';
 import type { ProxyPipeline } from './pipeline.js';
+import type { UpstreamClient } from './upstream.js';
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -58,8 +58,10 @@ export interface ServerContext {
   engineMemo: ContentMemo;
   /** The stages of a proxied request; later parts insert theirs by name. */
   pipeline: ProxyPipeline;
-  /** The undici dispatcher for upstream calls (keep-alive pools, timeouts). */
-  upstream: Agent;
-  /** What TOIN learned (opened by the retrieval plugin); its advice goes to every engine call. */
+  /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */
+  upstream: UpstreamClient;
+  /** Execution provider of the ML compressor, when `--mlcompress` loaded a model. */
+  mlProvider?: string;
+  /** What TOIN learned (opened by the TOIN plugin); its advice goes to every engine call. */
   toin?: ToinStore;
 }

@@ -6,7 +6,7 @@ import type { ServerContext } from './context.js';
 import { asSvcError, emitFinished, startEvent } from './finished-event.js';
 import type { ProxyExchange } from './pipeline.js';
 import { type ErrorShape, sendSvcError } from './respond.js';
-import { callUpstream, upstreamRequestHeaders } from './upstream.js';
+import { upstreamRequestHeaders } from './upstream.js';
 
 type RoutedRequest = IncomingMessage & { path?: string; search?: string | null };
 
@@ -80,13 +80,12 @@ export async function handleProxy(
     outEncoding: undefined,
     signal: controller.signal,
     callUpstream: (body, encoding) =>
-      callUpstream({
+      ctx.upstream.call({
         url,
         method: req.method ?? 'POST',
         headers: upstreamRequestHeaders(req.rawHeaders, encoding),
         body: body === req && !hasBody(req) ? undefined : body,
         signal: controller.signal,
-        dispatcher: ctx.upstream,
       }),
     upstream: undefined,
     responseTaps: [],

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { hasMarker } from '../engine/markers.js';
+import { hasMarker, RETRIEVE_TOOL_NAME } from '../engine/markers.js';
 import type { RoutePlugin } from './app.js';
 import type { ProxyExchange, ProxyStage, UpstreamResponse } from './pipeline.js';
 import { retrievalCallsOf, withoutRetrievalCalls } from './retrieval-json.js';
@@ -48,6 +48,21 @@ async function readAll(body: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** Reads a body; when it fails midway, a body that gives what arrived and then the same error. */
+async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed: Readable }> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const c of body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+    return { raw: Buffer.concat(chunks) };
+  } catch (err) {
+    async function* replay() {
+      yield* chunks;
+      throw err;
+    }
+    return { failed: Readable.from(replay()) };
+  }
+}
+
 /**
  * Offers the retrieval tool: a request whose forwarded body holds a marker
  * gets `svc_retrieve` appended to its tools, the same way every time, so the
@@ -62,7 +77,10 @@ export const retrievalToolStage: ProxyStage = {
       ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
     const text = spliced ? (ex.outBody as Buffer).toString('utf8') : ex.text;
     if (text === undefined || !hasMarker(text)) return next();
-    const withTool = addRetrievalTool(text, ex.json, format);
+    // another stage (or the client) may have offered it already
+    const withTool = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
+      ? text
+      : addRetrievalTool(text, ex.json, format);
     ex.outBody = Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.state[KEY] = { text: withTool, format } satisfies RetrievalState;
@@ -78,7 +96,9 @@ async function jsonLoop(
   let upstream = first;
   let text = state.text;
   for (let round = 0; ; round += 1) {
-    const raw = await readAll(upstream.body);
+    const read = await readOrReplayFailure(upstream.body);
+    if ('failed' in read) return { ...upstream, body: read.failed };
+    const raw = read.raw;
     const replay = { ...upstream, body: Readable.from([raw]) };
     let json: Record<string, unknown>;
     try {

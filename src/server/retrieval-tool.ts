@@ -1,3 +1,4 @@
+import { arrayItemSpans, objectMemberSpans } from '../ccr/json-spans.js';
 import { retrieve } from '../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
 import { isSvcError } from '../errors.js';
@@ -44,24 +45,23 @@ function toolName(tool: unknown): string | undefined {
 
 /**
  * Adds the retrieval tool at the end of the body's `tools` (creating it when
- * missing); every other byte of the body stays. Unchanged when it is there.
+ * missing); every other byte of the body stays, whitespace included.
+ * Unchanged when it is there.
  */
 export function addRetrievalTool(text: string, body: Record<string, unknown>, format: FormatName): string {
-  const tool = retrievalTool(format);
+  const tool = JSON.stringify(retrievalTool(format));
   const tools = body.tools;
-  if (Array.isArray(tools)) {
-    if (tools.some((t) => toolName(t) === RETRIEVE_TOOL_NAME)) return text;
-    const edits = new JsonEdits();
-    edits.insert(['tools'], tools.length, tool);
-    return applyJsonEdits(text, edits);
+  if (Array.isArray(tools) && tools.some((t) => toolName(t) === RETRIEVE_TOOL_NAME)) return text;
+  const open = text.indexOf('{');
+  const member = objectMemberSpans(text, open).find((m) => m.key === 'tools');
+  if (member && text[member.value[0]] === '[') {
+    const items = arrayItemSpans(text, member.value[0]);
+    const at = items.length > 0 ? items[items.length - 1]![1] : member.value[0] + 1;
+    return `${text.slice(0, at)}${items.length > 0 ? ',' : ''}${tool}${text.slice(at)}`;
   }
-  if (tools !== undefined) {
-    const edits = new JsonEdits();
-    edits.set(['tools'], [tool]);
-    return applyJsonEdits(text, edits);
-  }
+  if (member) return `${text.slice(0, member.value[0])}[${tool}]${text.slice(member.value[1])}`;
   const close = text.lastIndexOf('}');
-  return `${text.slice(0, close)},"tools":${JSON.stringify([tool])}${text.slice(close)}`;
+  return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
 }
 
 /** One call of the retrieval tool made by the model. */

@@ -7,7 +7,7 @@ import { compressAndStore } from './engine-call.js';
 import { elapsedMs } from './finished-event.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
 import { readBody } from './read-body.js';
-import { clientResponseHeaders } from './upstream.js';
+import { clientResponseHeaders, upstreamError } from './upstream.js';
 import { createUsageTap } from './usage-tap.js';
 
 /**
@@ -148,14 +148,21 @@ export const relayStage: ProxyStage = {
       ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
       : undefined;
     res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
+    // A stream's headers go out now: SDKs resolve a stream call on them, before the first event.
+    if ((header('content-type') ?? '').includes('text/event-stream')) res.flushHeaders();
     ex.event.status = upstream.statusCode;
     const taps = ex.responseTaps;
-    for await (const chunk of upstream.body as Readable) {
-      const buf = chunk as Buffer;
-      tap?.write(buf);
-      for (const t of taps) t(buf);
-      if (!res.write(buf)) await waitDrain(ex);
-      if (res.destroyed) break;
+    try {
+      for await (const chunk of upstream.body as Readable) {
+        const buf = chunk as Buffer;
+        tap?.write(buf);
+        for (const t of taps) t(buf);
+        if (!res.write(buf)) await waitDrain(ex);
+        if (res.destroyed) break;
+      }
+    } catch (err) {
+      // Reset or stalled mid-body: the status is sent, so the client connection is cut (handleProxy).
+      throw ex.signal.aborted ? err : upstreamError(err, ex.upstreamBase);
     }
     res.end();
     if (tap) ex.event.usage = await tap.end();

@@ -1,5 +1,7 @@
-import { createRequire } from 'node:module';
 import type { Config } from '../config/options.js';
+import { mlEnabledLine, mlPreflight, mlRuntimeInstalled } from '../ml/detect.js';
+
+export { mlRuntimeInstalled as isMlRuntimeInstalled };
 
 /** A line `svc serve` prints when it is ready. */
 export interface StartupLine {
@@ -7,25 +9,13 @@ export interface StartupLine {
   text: string;
 }
 
-/** True when the optional ML runtime (`onnxruntime-node`) can be loaded. */
-export function isMlRuntimeInstalled(): boolean {
-  try {
-    createRequire(import.meta.url).resolve('onnxruntime-node');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The install command printed when `--mlcompress` is set without the runtime. */
-export const ML_INSTALL_HINT = 'npm install onnxruntime-node';
-
 /**
  * Start-up lines: address, mode, upstreams, and the ML lines of spec 1.9
- * (enabled with device and rate; installed but off: a hint; on but not
- * installed: a warning with the install command).
+ * (enabled with the device the model loaded on and the rate; installed but
+ * off: a hint; on but not installed or no model: a warning with the install
+ * command and the model path). `mlProvider` is set when the model loaded.
  */
-export function startupLines(config: Config, url: string, mlInstalled: boolean): StartupLine[] {
+export function startupLines(config: Config, url: string, mlInstalled: boolean, mlProvider?: string): StartupLine[] {
   const lines: StartupLine[] = [
     { level: 'info', text: `svc listening on ${url}` },
     {
@@ -39,21 +29,17 @@ export function startupLines(config: Config, url: string, mlInstalled: boolean):
       text: `upstreams: messages -> ${config.messagesApiUrl}, chat completions -> ${config.compatApiUrl}`,
     },
   ];
-  if (config.mlcompress && mlInstalled) {
-    lines.push({
-      level: 'info',
-      text: `ML compression: enabled (device ${config.mlcompressDevice}, rate ${config.mlcompressRate})`,
+  // ML lines of spec 1.9, from the one place that decides them (src/ml/detect.ts).
+  if (mlProvider) lines.push(mlEnabledLine(mlProvider, config.mlcompressRate));
+  else {
+    const ml = mlPreflight({
+      enabled: config.mlcompress,
+      device: config.mlcompressDevice,
+      rate: config.mlcompressRate,
+      modelDir: config.mlcompressModel,
+      installed: mlInstalled,
     });
-  } else if (config.mlcompress) {
-    lines.push({
-      level: 'warn',
-      text: `ML compression: --mlcompress is set but onnxruntime-node is not installed; install it with \`${ML_INSTALL_HINT}\` (continuing without ML compression)`,
-    });
-  } else if (mlInstalled) {
-    lines.push({
-      level: 'info',
-      text: 'ML compression: available but not enabled; start with --mlcompress to use it',
-    });
+    if (ml) lines.push(ml);
   }
   if (config.apiKeys.length > 0)
     lines.push({ level: 'info', text: `/v1/compress: ${config.apiKeys.length} API key(s) required` });

@@ -1,5 +1,4 @@
 import { arch, platform } from 'node:os';
-import { request } from 'undici';
 import type { RoutePlugin } from './app.js';
 import type { ServerContext } from './context.js';
 
@@ -24,6 +23,7 @@ export interface TelemetryReport {
 /** Sends one report; failures are logged at debug level and otherwise ignored. */
 export async function sendTelemetry(ctx: ServerContext, url: string, report: TelemetryReport): Promise<void> {
   try {
+    const { request } = await import('undici');
     const res = await request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': `svc/${ctx.version}` },

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, errors, request } from 'undici';
+import type { Agent } from 'undici';
 import { SvcError } from '../errors.js';
 import type { UpstreamResponse } from './pipeline.js';
 
@@ -74,16 +74,6 @@ export function clientResponseHeaders(
   return out;
 }
 
-/** The undici dispatcher for upstream calls: keep-alive pools per origin, svc's timeouts. */
-export function createUpstreamAgent(timeoutMs: number): Agent {
-  return new Agent({
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 30_000,
-    connect: { timeout: Math.min(timeoutMs, 30_000) },
-  });
-}
-
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** True when an upstream error is a timeout (504) rather than a failure to connect or a reset (502). */
@@ -114,22 +104,54 @@ export interface UpstreamCall {
   headers: string[];
   body: Buffer | Readable | undefined;
   signal: AbortSignal;
-  dispatcher: Agent;
 }
 
-/** Calls the upstream; throws SvcError (502/504) when it cannot, rethrows the abort when the client left. */
-export async function callUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
-  try {
-    const { statusCode, headers, body } = await request(call.url, {
-      method: call.method as 'POST',
-      headers: call.headers,
-      body: call.body ?? null,
-      signal: call.signal,
-      dispatcher: call.dispatcher,
-    });
-    return { statusCode, headers, body };
-  } catch (err) {
-    if (call.signal.aborted || err instanceof errors.RequestAbortedError) throw err;
-    throw upstreamError(err, call.url);
-  }
+/** Calls upstreams through one undici Agent (keep-alive pools per origin, svc's timeouts). */
+export interface UpstreamClient {
+  /** Throws SvcError (502/504) when the upstream cannot be reached; rethrows the abort when the client left. */
+  call(call: UpstreamCall): Promise<UpstreamResponse>;
+  /** Loads undici ahead of the first request (it is imported lazily to keep start-up fast). */
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** An upstream client whose undici Agent is created on first use. */
+export function createUpstreamClient(timeoutMs: number): UpstreamClient {
+  let loading: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
+  const load = () => {
+    loading ??= import('undici').then((undici) => ({
+      undici,
+      agent: new undici.Agent({
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        keepAliveTimeout: 30_000,
+        connect: { timeout: Math.min(timeoutMs, 30_000) },
+      }),
+    }));
+    return loading;
+  };
+  return {
+    async call(call) {
+      const { undici, agent } = await load();
+      try {
+        const { statusCode, headers, body } = await undici.request(call.url, {
+          method: call.method as 'POST',
+          headers: call.headers,
+          body: call.body ?? null,
+          signal: call.signal,
+          dispatcher: agent,
+        });
+        return { statusCode, headers, body };
+      } catch (err) {
+        if (call.signal.aborted || err instanceof undici.errors.RequestAbortedError) throw err;
+        throw upstreamError(err, call.url);
+      }
+    },
+    async warm() {
+      await load();
+    },
+    async close() {
+      if (loading) await (await loading).agent.destroy();
+    },
+  };
 }

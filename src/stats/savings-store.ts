@@ -213,7 +213,10 @@ export class SavingsFile {
         await this.readDb();
         applyDelta(this.db.data, delta, this.now());
         await this.db.write();
+        // lastSeen now holds the delta: stop counting it as in flight in the
+        // same step, or a view taken before the lock is released counts it twice.
         this.lastSeen = { data: structuredClone(this.db.data), state: 'ok' };
+        this.inFlight = undefined;
         written = true;
       }, lockRetries);
       this.writes += 1;

@@ -179,13 +179,22 @@ describe('start-up lines', () => {
     expect(out).toContain('https://api.openai.com/v1');
   });
 
-  it('ML enabled and installed: a line with device and rate', () => {
+  it('ML enabled and loaded: a line with the device it loaded on and the rate', () => {
     const lines = startupLines(
-      config({ mlcompress: true, 'mlcompress-device': 'cpu', 'mlcompress-rate': '0.5' }),
+      config({ mlcompress: true, 'mlcompress-device': 'auto', 'mlcompress-rate': '0.5' }),
       'u',
       true,
+      'cpu',
     );
-    expect(text(lines)).toContain('ML compression: enabled (device cpu, rate 0.5)');
+    expect(text(lines)).toContain('ML compression: enabled (device=cpu, rate=0.5)');
+  });
+
+  it('ML enabled and installed but no model: a warning naming the expected folder', () => {
+    const ml = startupLines(config({ mlcompress: true, 'mlcompress-model': '/nowhere/m' }), 'u', true).find((l) =>
+      l.text.startsWith('ML'),
+    );
+    expect(ml).toMatchObject({ level: 'warn' });
+    expect(ml!.text).toContain('/nowhere/m');
   });
 
   it('ML installed but not enabled: a hint', () => {
@@ -195,7 +204,7 @@ describe('start-up lines', () => {
   it('ML enabled but not installed: a warning with the install command', () => {
     const ml = startupLines(config({ mlcompress: true }), 'u', false).find((l) => l.text.startsWith('ML'));
     expect(ml).toMatchObject({ level: 'warn' });
-    expect(ml!.text).toContain('npm install onnxruntime-node');
+    expect(ml!.text).toContain('npm install onnxruntime-node @huggingface/tokenizers');
   });
 
   it('ML neither: no ML line', () => {
@@ -231,10 +240,10 @@ describe('svc serve (the built CLI)', () => {
       headers: HEADERS,
       body: JSON.stringify(messagesBody()),
     });
-    await until(() => upstream!.requests.length === 1);
+    await until(() => upstream!.requests.length === 1, 15_000);
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     child.kill('SIGTERM');
-    await until(() => stderr.includes('SIGTERM'));
+    await until(() => stderr.includes('SIGTERM'), 15_000);
     release();
     const res = await inflight;
     expect(res.status).toBe(200);

@@ -15,11 +15,11 @@ afterEach(async () => {
   svc = upstream = undefined;
 });
 
-async function setup(reply: unknown = MESSAGES_REPLY) {
+async function setup(reply: unknown = MESSAGES_REPLY, flags: Record<string, unknown> = {}) {
   upstream = await startMockUpstream((_r, res) => replyJson(res, 200, reply));
   svc = await startSvc({
     compress: createFakeCompress(),
-    flags: { 'messages-api-url': `${upstream.url}/v1`, 'compat-api-url': `${upstream.url}/v1` },
+    flags: { 'messages-api-url': `${upstream.url}/v1`, 'compat-api-url': `${upstream.url}/v1`, ...flags },
   });
   return svc.server.ctx.pipeline;
 }
@@ -30,7 +30,19 @@ const post = (path: string, body: unknown) =>
 describe('the request pipeline seam', () => {
   it('stages run in order: parse, compress, splice, forward, relay', async () => {
     const pipeline = await setup();
-    expect(pipeline.stages.map((s) => s.name)).toEqual(['parse', 'compress', 'splice', 'forward', 'relay']);
+    // With the guards and the retrieval loop wired: rate limit, cache lookup and budget before compress;
+    // the retrieval tool before forward, its loop after; the cache stores the final answer before relay.
+    expect(pipeline.stages.map((s) => s.name)).toEqual([
+      'parse',
+      'guards',
+      'compress',
+      'splice',
+      'retrieval-tool',
+      'forward',
+      'retrieval-loop',
+      'cache-record',
+      'relay',
+    ]);
     expect(() => pipeline.insert({ name: 'x', run: async () => undefined }, { before: 'nope' })).toThrow(
       /nope/,
     );
@@ -58,7 +70,8 @@ describe('the request pipeline seam', () => {
   });
 
   it('a cache stage can answer a hit itself and store misses from responseTaps/onFinish', async () => {
-    const pipeline = await setup(CHAT_REPLY);
+    // --no-cache: the wired response cache would answer the repeat before this stage.
+    const pipeline = await setup(CHAT_REPLY, { cache: false });
     const store = new Map<string, Buffer>();
     const cache: ProxyStage = {
       name: 'cache',

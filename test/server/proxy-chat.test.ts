@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatBody } from '../formats/bodies.js';
 import { createFakeCompress } from './fake-engine.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
+import {
+  type MockUpstream,
+  replyJson,
+  startMockUpstream,
+  startSvc,
+  type TestSvc,
+  until,
+  withoutRetrievalTool,
+} from './helpers.js';
 import { CHAT_REPLY, CHAT_SSE, startSse, writeEvents } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
@@ -44,7 +52,8 @@ describe('/v1/chat/completions (chat format)', () => {
       authorization: 'Bearer sk-openai-test',
       'openai-organization': 'org-1',
     });
-    const sent = got.body.toString();
+    const sent = withoutRetrievalTool(got.body.toString());
+    expect(got.body.toString()).toContain('"name":"svc_retrieve"');
     const strip = (s: string) => s.replace(/"content":"(app log|FAKE)[^"]*"/, '');
     expect(strip(sent)).toBe(strip(TEXT));
     const body = JSON.parse(sent);
@@ -86,6 +95,17 @@ describe('/v1/chat/completions (chat format)', () => {
       stream: true,
       usage: { input: 300, output: 4, cacheRead: 0, cacheWrite: 0 },
     });
+  });
+
+  it('a chat stream without a usage chunk has unknown usage, not zero', async () => {
+    await setup({ compress: createFakeCompress() }, (_r, res) => {
+      startSse(res);
+      void writeEvents(res, [...CHAT_SSE.slice(0, 4), CHAT_SSE[5]!]);
+    });
+    const res = await post(JSON.stringify({ ...chatBody(), stream: true }));
+    await res.text();
+    await until(() => svc!.events.length === 1);
+    expect(svc!.events[0]!.usage).toBeUndefined();
   });
 
   it('with the real engine: the request stays a valid chat request with its tool pairs and last message intact', async () => {

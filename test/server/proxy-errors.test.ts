@@ -70,6 +70,20 @@ describe.each(FORMATS)('$name format errors', (f) => {
     expectShape(f.name, await res.json(), res.status);
   });
 
+  it('a reset after the response started cuts the client connection and is recorded', async () => {
+    upstream = await startMockUpstream((_r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"partial":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    svc = await startSvc({ compress: createFakeCompress(), flags: { [f.flag]: `${upstream.url}/v1` } });
+    const res = await fetch(`${svc.url}${f.path}`, { method: 'POST', body: f.body });
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    await until(() => svc!.events.length === 1);
+    expect(svc!.events[0]).toMatchObject({ status: 200, errorCode: 'SVC_UPSTREAM_UNREACHABLE' });
+  });
+
   it('504 when the upstream does not answer within --upstream-timeout', async () => {
     upstream = await startMockUpstream(() => undefined);
     svc = await startSvc({
@@ -193,9 +207,11 @@ describe('other /v1 paths pass through', () => {
     expect(upstream.requests[0]!.body.toString()).toBe(body);
   });
 
-  it('paths outside /v1 that svc does not serve are 404', async () => {
-    svc = await startSvc();
-    const res = await fetch(`${svc.url}/nope`);
-    expect(res.status).toBe(404);
+  it('paths outside /v1 that svc does not serve, and GET /v1/compress, are 404 (never forwarded)', async () => {
+    upstream = await startMockUpstream((_r, res) => replyJson(res, 200, {}));
+    svc = await startSvc({ flags: { 'compat-api-url': `${upstream.url}/v1` } });
+    expect((await fetch(`${svc.url}/nope`)).status).toBe(404);
+    expect((await fetch(`${svc.url}/v1/compress`)).status).toBe(404);
+    expect(upstream.requests).toHaveLength(0);
   });
 });

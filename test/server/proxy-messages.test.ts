@@ -6,7 +6,15 @@ import { parseMarkers } from '../../src/engine/markers.js';
 import type { ChatMessage } from '../../src/engine/types.js';
 import { messagesBody } from '../formats/bodies.js';
 import { createFakeCompress, throwingCompress } from './fake-engine.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
+import {
+  type MockUpstream,
+  replyJson,
+  startMockUpstream,
+  startSvc,
+  type TestSvc,
+  until,
+  withoutRetrievalTool,
+} from './helpers.js';
 import { MESSAGES_REPLY, MESSAGES_SSE, startSse, writeEvents } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
@@ -58,7 +66,8 @@ describe('/v1/messages (messages format)', () => {
 
     const [got] = upstream!.requests;
     expect(got!.url).toBe('/v1/messages');
-    const sent = got!.body.toString('utf8');
+    expect(got!.body.toString('utf8')).toContain('"name":"svc_retrieve"');
+    const sent = withoutRetrievalTool(got!.body.toString('utf8'));
     expect(sent.length).toBeLessThan(TEXT.length);
     expect(stripCompressed(sent)).toBe(stripCompressed(TEXT));
     // the thinking block and its signature, the image, the server tool blocks: exact original text
@@ -220,6 +229,33 @@ describe('/v1/messages (messages format)', () => {
     expect(second.body.equals(small)).toBe(true);
   });
 
+  it('a body in an encoding svc cannot decode is forwarded untouched with its encoding', async () => {
+    await setup({ compress: createFakeCompress() });
+    const opaque = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]);
+    await post(opaque, { ...HEADERS, 'content-encoding': 'zstd' });
+    const got = upstream!.requests[0]!;
+    expect(got.headers['content-encoding']).toBe('zstd');
+    expect(got.body.equals(opaque)).toBe(true);
+  });
+
+  it('stores the originals in CCR before the compressed request goes upstream', async () => {
+    const order: string[] = [];
+    const ccr = createMemoryCcrStore();
+    const logged = {
+      put: async (h: string, o: string) => {
+        order.push('ccr');
+        await ccr.put(h, o);
+      },
+      get: ccr.get,
+    };
+    await setup({ compress: createFakeCompress(), ccr: logged }, (res) => {
+      order.push('upstream');
+      replyJson(res, 200, MESSAGES_REPLY);
+    });
+    await post(TEXT);
+    expect(order).toEqual(['ccr', 'ccr', 'upstream']);
+  });
+
   it('gzip response: relayed with its encoding, usage still read', async () => {
     const zipped = gzipSync(JSON.stringify(MESSAGES_REPLY));
     await setup({ compress: createFakeCompress() }, (res) => {
@@ -251,6 +287,7 @@ describe('/v1/messages (messages format)', () => {
     });
     const res = await post(JSON.stringify(messagesBody({ stream: true })));
     expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(res.headers.get('request-id')).toBe('req_sse');
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     const first = await reader.read();
@@ -270,5 +307,57 @@ describe('/v1/messages (messages format)', () => {
       status: 200,
       usage: { input: 120, output: 9, cacheRead: 1000, cacheWrite: 50 },
     });
+  });
+});
+
+describe('stream headers', () => {
+  it('reach the client before the first event does', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await setup({ compress: createFakeCompress() }, (res) => {
+      startSse(res);
+      void gate.then(() => writeEvents(res, MESSAGES_SSE));
+    });
+    const res = await post(JSON.stringify(messagesBody({ stream: true })));
+    expect(res.status).toBe(200); // resolved while the upstream still holds every event
+    release();
+    expect(await res.text()).toBe(MESSAGES_SSE.join(''));
+  });
+});
+
+describe('with the real engine', () => {
+  it('keeps the request a valid messages request: signatures, tool pairs, last message, other fields intact', async () => {
+    await setup({});
+    const res = await post(TEXT);
+    expect(res.status).toBe(200);
+    const sent = upstream!.requests[0]!.body.toString();
+    const body = JSON.parse(sent);
+    const original = JSON.parse(TEXT);
+    for (const piece of [
+      '"signature": "EqQBCkYIARABGAIiQL+sig/=="',
+      '"data": "ENCRYPTED=="',
+      '"big": 12345678901234567890',
+    ]) {
+      expect(sent).toContain(piece);
+    }
+    expect(body.messages.at(-1)).toEqual(original.messages.at(-1));
+    expect(body.system).toEqual(original.system);
+    for (const key of ['model', 'max_tokens', 'tools']) expect(body[key]).toEqual(original[key]);
+    const uses = body.messages.flatMap((m: { content: unknown }) =>
+      Array.isArray(m.content)
+        ? m.content.filter((b: { type: string }) => b.type === 'tool_use').map((b: { id: string }) => b.id)
+        : [],
+    );
+    const results = body.messages.flatMap((m: { content: unknown }) =>
+      Array.isArray(m.content)
+        ? m.content
+            .filter((b: { type: string }) => b.type === 'tool_result')
+            .map((b: { tool_use_id: string }) => b.tool_use_id)
+        : [],
+    );
+    expect(results.sort()).toEqual(uses.sort());
+    await until(() => svc!.events.length === 1);
+    expect(svc!.events[0]!.compressionFailed).toBe(false);
+    expect(svc!.events[0]!.tokensAfter).toBeLessThanOrEqual(svc!.events[0]!.tokensBefore);
   });
 });

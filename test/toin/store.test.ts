@@ -69,7 +69,9 @@ describe('TOIN store', () => {
     const a = await openToinStore({ path, now: clock });
     const b = await openToinStore({ path, now: clock });
     a.observe([obs('compressed')]);
-    b.observe([obs('compressed'), obs('compressed')]);
+    b.observe([obs('compressed', undefined, 'b'.repeat(24)), obs('compressed', undefined, 'c'.repeat(24))]);
+    // the same content seen again (the next turn re-sends it) is not counted twice
+    b.observe([obs('compressed', undefined, 'c'.repeat(24))]);
     await a.flush();
     await b.flush();
     const c = await openToinStore({ path, now: clock });

@@ -1,7 +1,7 @@
 import { mentionsAny } from '../identifiers.js';
 import { JSON_EDGE_ITEMS } from '../settings.js';
 import { approxTokens } from './lines.js';
-import { stableIdentifiers } from './select.js';
+import { keepNovel, keepSpread, Selection } from './select.js';
 import type { CompressContext } from './types.js';
 
 const ERROR_FIELD_RE =
@@ -70,54 +70,37 @@ export interface ItemSelection {
 }
 
 /**
- * Chooses the items of a JSON array to keep: the first and last few, every
- * error item, outliers and change points, items naming a term of the latest
- * user message, items that introduce new identifiers, and an even spread,
- * until `budget` tokens are used (errors and user matches are kept regardless).
+ * Chooses the items of a JSON array to keep under a cap of `cap` tokens. In
+ * priority order: the first and last item; every error item, items naming a
+ * term of the latest user message; outliers and change points; the first and
+ * last `JSON_EDGE_ITEMS`; items that introduce new identifiers; an even
+ * spread.
  */
-export function selectItems(items: readonly unknown[], ctx: CompressContext, budget: number): ItemSelection {
+export function selectItems(items: readonly unknown[], ctx: CompressContext, cap: number): ItemSelection {
   const n = items.length;
   const texts = items.map((it) => JSON.stringify(it) ?? 'null');
-  const cost = texts.map((t) => approxTokens(t) + 1);
-  const keep = new Uint8Array(n);
+  const sel = new Selection(
+    texts.map((t) => approxTokens(t) + 1),
+    cap,
+  );
+  sel.take(0, true);
+  sel.take(n - 1, true);
   let errors = 0;
   for (let i = 0; i < n; i++) {
-    if (i < JSON_EDGE_ITEMS || i >= n - JSON_EDGE_ITEMS) keep[i] = 1;
-    if (isErrorItem(texts[i]!)) {
-      keep[i] = 1;
-      errors++;
-    }
-    if (ctx.userTerms.length > 0 && mentionsAny(texts[i]!, ctx.userTerms)) keep[i] = 1;
+    const isError = isErrorItem(texts[i]!);
+    if (isError) errors++;
+    if (isError || (ctx.userTerms.length > 0 && mentionsAny(texts[i]!, ctx.userTerms))) sel.take(i);
   }
   const records = items.filter(isRecord);
   if (records.length === n) {
-    markNumericSignals(records, keep);
-    markChangePoints(records, keep);
+    const signals = new Uint8Array(n);
+    markNumericSignals(records, signals);
+    markChangePoints(records, signals);
+    for (let i = 0; i < n; i++) if (signals[i]) sel.take(i);
   }
-  let used = 0;
-  for (let i = 0; i < n; i++) if (keep[i]) used += cost[i]!;
-  const limit = used + budget;
-  const take = (i: number): boolean => {
-    if (keep[i]) return true;
-    if (used + cost[i]! > limit) return false;
-    keep[i] = 1;
-    used += cost[i]!;
-    return true;
-  };
-  const known = new Set<string>();
-  const ids = texts.map((t) => stableIdentifiers(t));
-  for (let i = 0; i < n; i++) if (keep[i]) for (const id of ids[i]!) known.add(id);
-  for (let i = 0; i < n && used < limit; i++) {
-    if (keep[i] || !ids[i]!.some((id) => !ctx.seen.has(id) && !known.has(id))) continue;
-    if (take(i)) for (const id of ids[i]!) known.add(id);
-  }
-  const rest: number[] = [];
-  for (let i = 0; i < n; i++) if (!keep[i]) rest.push(i);
-  const avg = rest.reduce((a, i) => a + cost[i]!, 0) / Math.max(1, rest.length);
-  const room = Math.floor((limit - used) / Math.max(1, avg));
-  if (rest.length > 0 && room > 0) {
-    const step = rest.length / Math.min(room, rest.length);
-    for (let k = 0; k * step < rest.length; k++) if (!take(rest[Math.floor(k * step)]!)) break;
-  }
-  return { keep, errors };
+  sel.takeRange(0, JSON_EDGE_ITEMS);
+  sel.takeRange(n - JSON_EDGE_ITEMS, n);
+  keepNovel(texts, sel, ctx.seen);
+  keepSpread(texts, sel);
+  return { keep: sel.keep, errors };
 }

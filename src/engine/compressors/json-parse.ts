@@ -5,8 +5,6 @@ export interface ParsedJson {
   value: unknown;
   /** `lines` for JSON Lines (one value per line); `document` otherwise. */
   shape: 'document' | 'lines';
-  /** The JSON as written: minify only when it was not already minified. */
-  pretty: boolean;
 }
 
 const MAX_PREAMBLE_LINES = 3;
@@ -38,7 +36,7 @@ export function parseJsonLines(lines: readonly string[]): unknown[] | null {
 export function parseJsonContent(text: string): ParsedJson | null {
   const whole = tryParse(text);
   if (whole.ok)
-    return { preamble: '', value: whole.value, shape: 'document', pretty: /\n\s/.test(text.trim()) };
+    return { preamble: '', value: whole.value, shape: 'document' };
   const lines = text.split('\n');
   for (let k = 1; k <= MAX_PREAMBLE_LINES && k < lines.length; k++) {
     const head = lines.slice(0, k);
@@ -50,10 +48,9 @@ export function parseJsonContent(text: string): ParsedJson | null {
         preamble: `${head.join('\n')}\n`,
         value: r.value,
         shape: 'document',
-        pretty: /\n\s/.test(rest.trim()),
       };
   }
   const jl = parseJsonLines(lines);
-  if (jl) return { preamble: '', value: jl, shape: 'lines', pretty: false };
+  if (jl) return { preamble: '', value: jl, shape: 'lines' };
   return null;
 }

@@ -1,20 +1,19 @@
-import { formatMarker } from '../markers.js';
-import { JSON_MIN_ITEMS, SMALL_OUTPUT_TOKENS } from '../settings.js';
+import { formatIndex, formatMarker, formatUnchanged } from '../markers.js';
+import { capFor, indexBudget, JSON_MIN_ITEMS, SMALL_OUTPUT_TOKENS } from '../settings.js';
 import { selectItems } from './json-items.js';
 import { parseJsonContent } from './json-parse.js';
 import { renderCompact } from './json-render.js';
+import { shortenKnownEntities } from './json-entities.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
+import { omittedIdentifiers } from './select.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
 import type { CompressContext, Compressed } from './types.js';
 
-/** Share of an array's tokens its selection may use beyond the mandatory items; clamped. */
-function arrayBudget(tokens: number): number {
-  return Math.min(2500, Math.max(250, Math.round(tokens * 0.15)));
-}
-
 interface CrushStats {
   omitted: number;
+  /** JSON of every omitted item, for the index of the omitted part. */
+  omittedTexts: string[];
   errors: number;
   paths: string[];
 }
@@ -27,8 +26,11 @@ function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: st
   if (Array.isArray(value)) {
     if (value.length < JSON_MIN_ITEMS) return value.map((v, i) => crush(v, ctx, stats, `${path}[${i}]`));
     const tokens = approxTokens(JSON.stringify(value));
-    const sel = selectItems(value, ctx, arrayBudget(tokens));
+    const sel = selectItems(value, ctx, capFor('json', tokens));
     const kept = value.filter((_, i) => sel.keep[i]);
+    value.forEach((v, i) => {
+      if (!sel.keep[i]) stats.omittedTexts.push(JSON.stringify(v) ?? '');
+    });
     if (kept.length < value.length) {
       stats.omitted += value.length - kept.length;
       stats.errors += sel.errors;
@@ -53,20 +55,22 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const parsed = parseJsonContent(text);
   if (!parsed) {
     const lines = text.split('\n');
-    return isNumberedListing(lines) ? compressJsonListing(lines, ctx) : null;
+    return isNumberedListing(lines) ? compressItemLines(lines, ctx, true) : null;
   }
-  if (parsed.shape === 'lines') return compressJsonLines(text, parsed.value as unknown[], ctx);
-  const lossless = parsed.pretty ? parsed.preamble + renderCompact(parsed.value) : text;
+  if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
+  const lossless = parsed.preamble + renderCompact(parsed.value);
   if (ctx.countTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
-  const stats: CrushStats = { omitted: 0, errors: 0, paths: [] };
+  const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
-  const deduped = dedupeSubtrees(crushed, ctx.earlierJson());
-  if (stats.omitted === 0 && deduped.replaced === 0) return { text: lossless, lossy: false };
-  const body = parsed.pretty ? renderCompact(deduped.value) : JSON.stringify(deduped.value);
+  const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
+  const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
+  if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0) return { text: lossless, lossy: false };
+  const body = renderCompact(deduped.value);
   const note = [
     stats.errors > 0 ? `${stats.errors} error items kept` : '',
     stats.paths.slice(0, 3).join(', '),
     stats.omitted > 0 && deduped.replaced > 0 ? `${deduped.replaced} repeated values shortened` : '',
+    stats.omitted > 0 && known.omitted > 0 ? `${known.omitted} unchanged fields of known entities` : '',
   ]
     .filter(Boolean)
     .join('; ');
@@ -75,33 +79,27 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
       ? formatMarker({ hash: ctx.hash, omitted: stats.omitted, unit: 'items', note })
       : formatMarker({
           hash: ctx.hash,
-          omitted: deduped.replaced,
+          omitted: deduped.replaced + known.omitted,
           unit: 'fields',
-          note: 'repeated values shortened',
+          note: 'repeated or unchanged values shortened',
         });
-  return { text: `${parsed.preamble}${body}\n${marker}`, lossy: true };
+  const index = omittedIdentifiers(
+    [body, ...stats.omittedTexts],
+    new Uint8Array(stats.omittedTexts.length + 1).fill(1, 0, 1),
+    ctx.seen,
+    indexBudget(capFor('json', ctx.countTokens(lossless))),
+  );
+  const indexLine = index.length > 0 ? `\n${formatIndex(index)}` : '';
+  return { text: `${parsed.preamble}${body}${indexLine}\n${marker}`, lossy: true };
 }
 
-/** JSON Lines: each line is an item; kept lines stay verbatim, gaps get notes. */
-function compressJsonLines(text: string, values: unknown[], ctx: CompressContext): Compressed | null {
-  const lines = text.split('\n');
-  const itemLine: number[] = [];
-  lines.forEach((l, i) => {
-    if (l.trim() !== '') itemLine.push(i);
-  });
-  const sel = selectItems(values, ctx, arrayBudget(approxTokens(text)));
-  const keep = new Uint8Array(lines.length).fill(1);
-  itemLine.forEach((line, k) => {
-    if (!sel.keep[k]) keep[line] = 0;
-  });
-  const note = sel.errors > 0 ? `${sel.errors} error items kept` : undefined;
-  const out = renderKept(lines, keep, { hash: ctx.hash, unit: 'items', ...(note ? { note } : {}) });
-  return out === null ? null : { text: out, lossy: true };
-}
-
-/** A numbered listing of a JSON Lines file (an agent reading a `.jsonl`): items are the JSON lines. */
-function compressJsonListing(lines: string[], ctx: CompressContext): Compressed | null {
-  const body = listingBody(lines);
+/**
+ * JSON Lines, plain or as a numbered listing (an agent reading a `.jsonl`):
+ * each JSON line is an item; kept lines stay verbatim (listing numbers
+ * unpadded), other lines stay, gaps get notes.
+ */
+function compressItemLines(lines: readonly string[], ctx: CompressContext, listing: boolean): Compressed | null {
+  const body = listing ? listingBody(lines) : lines;
   const itemLines: number[] = [];
   const values: unknown[] = [];
   body.forEach((l, i) => {
@@ -114,16 +112,15 @@ function compressJsonListing(lines: string[], ctx: CompressContext): Compressed 
     }
   });
   if (values.length < 2) return null;
-  const sel = selectItems(values, ctx, arrayBudget(approxTokens(body.join('\n'))));
+  const cap = capFor('json', approxTokens(body.join('\n')));
+  const sel = selectItems(values, ctx, cap);
   const keep = new Uint8Array(lines.length).fill(1);
   itemLines.forEach((line, k) => {
     if (!sel.keep[k]) keep[line] = 0;
   });
+  const shown = listing ? unpadListing(lines) : lines;
   const note = sel.errors > 0 ? `${sel.errors} error items kept` : undefined;
-  const out = renderKept(unpadListing(lines), keep, {
-    hash: ctx.hash,
-    unit: 'items',
-    ...(note ? { note } : {}),
-  });
+  const index = omittedIdentifiers(body, keep, ctx.seen, indexBudget(cap));
+  const out = renderKept(shown, keep, { hash: ctx.hash, unit: 'items', index, ...(note ? { note } : {}) });
   return out === null ? null : { text: out, lossy: true };
 }

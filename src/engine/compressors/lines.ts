@@ -1,4 +1,5 @@
-import { formatGap, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
+import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
+import { LONG_LINE_CHARS } from '../settings.js';
 
 /** Rough token estimate used only to budget selections (exact counts decide acceptance). */
 export function approxTokens(text: string): number {
@@ -37,6 +38,8 @@ export interface RenderOptions {
   unit?: MarkerUnit;
   /** Short note for the full marker, e.g. "12 errors kept". */
   note?: string;
+  /** Names that occur only in the omitted lines (see `omittedIdentifiers`). */
+  index?: readonly string[];
 }
 
 /**
@@ -75,6 +78,10 @@ export function renderKept(lines: readonly string[], keep: Uint8Array, opts: Ren
       g++;
     } else out.push(lines[i++]!);
   }
+  if (opts.index && opts.index.length > 0) {
+    if (gaps.length === 1) out.splice(out.indexOf(full), 0, formatIndex(opts.index));
+    else out.push(formatIndex(opts.index));
+  }
   if (gaps.length > 1) out.push(full);
   return out.join('\n');
 }
@@ -109,4 +116,12 @@ export function tidyLines(lines: readonly string[]): string[] {
     out.push(line);
   }
   return out;
+}
+
+/** A very long line shows its start and end, with a note in between (lossy). */
+export function shortenLine(line: string): string {
+  if (line.length <= LONG_LINE_CHARS) return line;
+  const head = Math.round(LONG_LINE_CHARS * 0.7);
+  const tail = Math.round(LONG_LINE_CHARS * 0.2);
+  return `${line.slice(0, head)} ${formatGap(line.length - head - tail, 'chars')} ${line.slice(-tail)}`;
 }

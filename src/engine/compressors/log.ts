@@ -1,7 +1,7 @@
 import { mentionsAny } from '../identifiers.js';
-import { HEAD_LINES, LOG_CONTEXT_LINES, TAIL_LINES } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, keepRange, renderKept, tidyLines } from './lines.js';
-import { keepNovelLines, keepSpread, LineBudget } from './select.js';
+import { capFor, HEAD_LINES, indexBudget, LOG_CONTEXT_LINES, TAIL_LINES } from '../settings.js';
+import { approxTokens, collapseRepeats, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
+import { keepNovel, keepSpread, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
 /** Error and failure lines (plain text, logfmt, and pino/bunyan JSON levels 50+). */
@@ -23,6 +23,7 @@ export function lineTemplate(line: string): string {
     .replace(/"(?:[^"\\]|\\.){0,200}"/g, '"_"')
     .replace(/\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b/gi, '#')
     .replace(/\d+/g, '#')
+    .replace(/\s+/g, ' ')
     .slice(0, 160);
 }
 
@@ -31,85 +32,83 @@ export interface LineRules {
   /** Leading lines always kept (a table's header, a log's start). */
   head: number;
   tail: number;
-  /** Optional-line budget: this share of the text's tokens, clamped to [min, max]. */
-  share: number;
-  min: number;
-  max: number;
-  /** Keep the first line of each template (distinct kinds of line) before novelty. */
+  /** Which entry of `CAPS` sizes the selection. */
+  cap: 'log' | 'text' | 'table';
+  /** Keep the first line of each template (distinct kinds of line) after novelty. */
   kinds: boolean;
 }
 
 /** Rules for logs. */
-export const LOG_RULES: LineRules = {
-  head: HEAD_LINES,
-  tail: TAIL_LINES,
-  share: 0.1,
-  min: 150,
-  max: 2000,
-  kinds: true,
-};
+export const LOG_RULES: LineRules = { head: HEAD_LINES, tail: TAIL_LINES, cap: 'log', kinds: true };
 
 /**
- * Line-based selection shared by logs, tables and structured text: keeps the
- * head and tail, every distinct error and warning (first two and last
- * occurrence of each kind) with context and stack trace, summary lines, lines
- * naming a term of the latest user message; then, within the budget, the
- * first line of each other kind, lines with new identifiers, and an even
- * spread. Repeated lines collapse to a count (lossless).
+ * Line-based selection shared by logs, tables and structured text, under the
+ * cap of its type. In priority order: the head and tail; the first line of
+ * each kind of error, lines naming a term of the latest user message, summary
+ * lines; the context and stack trace of each first error, the first warning
+ * of each kind, the last occurrence of recurring errors; lines with new
+ * identifiers; the first line of each other kind; an even spread. Repeated
+ * lines collapse to a count (lossless); very long kept lines are shortened.
  */
 export function compressLines(text: string, ctx: CompressContext, rules: LineRules): Compressed {
   const lines = collapseRepeats(tidyLines(text.split('\n')));
   const lossless = lines.join('\n');
   const n = lines.length;
-  const keep = new Uint8Array(n);
-  keepRange(keep, 0, rules.head);
-  keepRange(keep, n - rules.tail, n);
+  const shown = lines.map(shortenLine);
+  const sel = Selection.ofLines(shown, capFor(rules.cap, approxTokens(lossless)));
+  sel.takeRange(0, rules.head, true);
+  sel.takeRange(n - rules.tail, n, true);
   const templates = lines.map(lineTemplate);
-  const incidents = new Map<string, number[]>();
+  const firstErrors: number[] = [];
+  const firstWarnings: number[] = [];
+  const lastOfKind = new Map<string, number>();
+  const seenKinds = new Set<string>();
   let errors = 0;
+  const wanted: number[] = [];
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
     const isError = ERROR_RE.test(line);
     const isWarn = !isError && WARN_RE.test(line);
     if (isError || isWarn) {
-      const occ = incidents.get(templates[i]!) ?? [];
-      occ.push(i);
-      incidents.set(templates[i]!, occ);
       if (isError) errors++;
-      if (occ.length <= (isError ? 2 : 1)) keepIncident(lines, keep, i, isError ? LOG_CONTEXT_LINES : 0);
-    } else if (SUMMARY_RE.test(line) && line.length < 300) keep[i] = 1;
-    if (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) keep[i] = 1;
+      const t = templates[i]!;
+      if (!seenKinds.has(t)) {
+        seenKinds.add(t);
+        (isError ? firstErrors : firstWarnings).push(i);
+        if (isError) wanted.push(i);
+      } else lastOfKind.set(t, i);
+    } else if (SUMMARY_RE.test(line) && line.length < 300) wanted.push(i);
+    if (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) wanted.push(i);
   }
-  for (const occ of incidents.values())
-    if (occ.length > 2) keepIncident(lines, keep, occ[occ.length - 1]!, 0);
-  const total = approxTokens(lossless);
-  const optional = new LineBudget(
-    Math.min(rules.max, Math.max(rules.min, Math.round(total * rules.share))),
-    lines,
-    keep,
-  );
+  for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
+  for (const i of firstErrors) takeIncident(lines, sel, i, LOG_CONTEXT_LINES);
+  for (const i of firstWarnings) sel.take(i);
+  for (const i of lastOfKind.values()) sel.take(i);
+  keepNovel(shown, sel, ctx.seen);
   if (rules.kinds) {
-    const firstOfKind = new Set<string>();
-    for (let i = 0; i < n && !optional.full; i++) {
-      if (firstOfKind.has(templates[i]!)) continue;
-      firstOfKind.add(templates[i]!);
-      optional.take(i);
+    const kept = new Set(templates.filter((_, i) => sel.keep[i]));
+    for (let i = 0; i < n && !sel.full; i++) {
+      if (kept.has(templates[i]!)) continue;
+      kept.add(templates[i]!);
+      sel.take(i);
     }
   }
-  keepNovelLines(lines, optional, keep, ctx.seen);
-  keepSpread(lines, optional, keep);
-  fillSmallGaps(lines, keep);
-  const note = errors > 0 ? `${errors} error lines; every kind kept` : undefined;
-  const out = renderKept(lines, keep, { hash: ctx.hash, ...(note ? { note } : {}) });
-  return out === null ? { text: lossless, lossy: false } : { text: out, lossy: true };
+  keepSpread(shown, sel);
+  const keep = sel.keep;
+  fillSmallGaps(shown, keep);
+  const note = errors > 0 ? `${errors} error lines` : undefined;
+  const index = omittedIdentifiers(lines, keep, ctx.seen, indexBudget(sel.cap), shown);
+  const out = renderKept(shown, keep, { hash: ctx.hash, index, ...(note ? { note } : {}) });
+  if (out === null) return shown.some((l, i) => l !== lines[i]) ? { text: shown.join('\n'), lossy: true } : { text: lossless, lossy: false };
+  return { text: out, lossy: true };
 }
 
-/** Keeps an error line, `context` lines around it, and the stack trace that follows. */
-function keepIncident(lines: readonly string[], keep: Uint8Array, i: number, context: number): void {
-  keepRange(keep, i - context, i + context + 1);
+/** Keeps, while they fit, `context` lines around an error and the stack trace that follows it. */
+function takeIncident(lines: readonly string[], sel: Selection, i: number, context: number): void {
+  sel.takeRange(i - context, i + context + 1);
   for (let j = i + 1; j < lines.length && j - i <= 40; j++) {
     if (!STACK_RE.test(lines[j]!)) break;
-    keep[j] = 1;
+    sel.take(j);
   }
 }
 

@@ -1,8 +1,8 @@
 import { mentionsAny } from '../identifiers.js';
-import { SEARCH_MATCHES_PER_FILE } from '../settings.js';
-import { approxTokens, fillSmallGaps, renderKept, tidyLines } from './lines.js';
+import { capFor, indexBudget, SEARCH_MATCHES_PER_FILE } from '../settings.js';
+import { approxTokens, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
 import { ERROR_RE } from './log.js';
-import { keepNovelLines, LineBudget } from './select.js';
+import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
 const MATCH_RE = /^((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
@@ -15,10 +15,6 @@ function fileOf(line: string): string {
   return PATH_RE.test(line.trim()) ? line.trim() : '';
 }
 
-function searchBudget(total: number): number {
-  return Math.min(2000, Math.max(200, Math.round(total * 0.2)));
-}
-
 /**
  * Search results (grep, ripgrep) and file lists: grouped by file, keeps the
  * first matches of every file (spread across files), matches naming a term of
@@ -27,30 +23,33 @@ function searchBudget(total: number): number {
  */
 export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const lines = tidyLines(text.split('\n'));
+  const shown = lines.map(shortenLine);
   const n = lines.length;
-  const keep = new Uint8Array(n);
+  const sel = Selection.ofLines(shown, capFor('search', approxTokens(lines.join('\n'))));
   const files = new Map<string, number[]>();
+  const wanted: number[] = [];
   let matches = 0;
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
     const file = fileOf(line);
     if (!file) {
-      if (line.trim() !== '') keep[i] = 1;
+      if (line.trim() !== '') sel.take(i, true);
       continue;
     }
     matches++;
     const list = files.get(file) ?? [];
     list.push(i);
     files.set(file, list);
-    if ((ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) || ERROR_RE.test(line)) keep[i] = 1;
+    if ((ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) || ERROR_RE.test(line)) wanted.push(i);
   }
-  const budget = new LineBudget(searchBudget(approxTokens(lines.join('\n'))), lines, keep);
-  for (let round = 0; round < SEARCH_MATCHES_PER_FILE && !budget.full; round++) {
-    for (const list of files.values()) if (list[round] !== undefined) budget.take(list[round]!);
+  for (const i of wanted) sel.take(i);
+  for (let round = 0; round < SEARCH_MATCHES_PER_FILE && !sel.full; round++) {
+    for (const list of files.values()) if (list[round] !== undefined) sel.take(list[round]!);
   }
-  keepNovelLines(lines, budget, keep, ctx.seen);
-  fillSmallGaps(lines, keep);
+  keepNovel(shown, sel, ctx.seen);
+  fillSmallGaps(shown, sel.keep);
   const note = `${matches} ${matches === files.size ? 'paths' : `matches in ${files.size} files`}`;
-  const out = renderKept(lines, keep, { hash: ctx.hash, unit: 'lines', note });
+  const index = omittedIdentifiers(lines, sel.keep, ctx.seen, indexBudget(sel.cap), shown);
+  const out = renderKept(shown, sel.keep, { hash: ctx.hash, unit: 'lines', note, index });
   return out === null ? { text: lines.join('\n'), lossy: false } : { text: out, lossy: true };
 }

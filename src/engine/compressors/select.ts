@@ -2,79 +2,139 @@ import { extractIdentifiers } from '../identifiers.js';
 import { approxTokens } from './lines.js';
 
 /**
- * Identifiers that change on every line (timestamps, UUIDs, long hex ids,
- * plain numbers) say little about which line matters; novelty ignores them.
+ * Identifiers that change on every line (full timestamps, UUIDs, decimal
+ * measurements, short numbers) say little about which line matters; novelty
+ * and the omitted-part index ignore them. Dates, times, versions, hashes and
+ * long numeric ids stay: agents copy those.
  */
 const VOLATILE_RE =
-  /^(?:\d[\d.:,T+-]*Z?|[0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.]*Z?)$/i;
+  /^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.,]*(?:Z|[+-]\d\d:?\d\d)?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+\.\d+(?:e[+-]?\d+)?|\d{1,5})$/i;
 
 /** Identifiers of a line that are stable names, not per-line noise. */
 export function stableIdentifiers(line: string): string[] {
   return extractIdentifiers(line).filter((id) => !VOLATILE_RE.test(id));
 }
 
-/** Token budget of a selection: what lines kept beyond the mandatory ones may cost. */
-export class LineBudget {
+/** Estimated cost of the note that replaces a gap. */
+const NOTE_COST = 8;
+
+/**
+ * A selection of lines (or items) under a token cap. Units are taken in the
+ * order the caller asks, each only if it still fits; `force` takes it anyway
+ * (the head and tail of a text). Each new run of kept units is charged the
+ * cost of the gap note that will separate it from the previous one.
+ */
+export class Selection {
+  readonly keep: Uint8Array;
   used = 0;
-  readonly limit: number;
   constructor(
-    extra: number,
-    private readonly lines: readonly string[],
-    private readonly keep: Uint8Array,
+    private readonly costs: readonly number[],
+    readonly cap: number,
   ) {
-    for (let i = 0; i < lines.length; i++) if (keep[i]) this.used += approxTokens(lines[i]!) + 1;
-    this.limit = this.used + extra;
+    this.keep = new Uint8Array(costs.length);
   }
-  /** Keeps line i if it fits (or `force`); returns whether it is kept. */
+
+  static ofLines(lines: readonly string[], cap: number): Selection {
+    return new Selection(
+      lines.map((l) => approxTokens(l) + 1),
+      cap,
+    );
+  }
+
+  private price(i: number): number {
+    const opensRun = !(this.keep[i - 1] ?? 0) && !(this.keep[i + 1] ?? 0);
+    return this.costs[i]! + (opensRun ? NOTE_COST : 0);
+  }
+
+  /** Keeps unit i if it fits (or `force`); returns whether it is kept. */
   take(i: number, force = false): boolean {
+    if (i < 0 || i >= this.costs.length) return false;
     if (this.keep[i]) return true;
-    const cost = approxTokens(this.lines[i]!) + 1;
-    if (!force && this.used + cost > this.limit) return false;
+    const cost = this.price(i);
+    if (!force && this.used + cost > this.cap) return false;
     this.keep[i] = 1;
     this.used += cost;
     return true;
   }
+
+  /** Keeps units [from, to) that fit. */
+  takeRange(from: number, to: number, force = false): void {
+    for (let i = Math.max(0, from); i < Math.min(this.costs.length, to); i++) this.take(i, force);
+  }
+
   get full(): boolean {
-    return this.used >= this.limit;
+    return this.used >= this.cap;
   }
 }
 
 /**
- * Keeps, within the budget, the lines that introduce identifiers not seen
- * before (in the conversation, or in lines kept so far), most new identifiers
- * first. Ties go to the earlier line, so the result is deterministic.
+ * Keeps, while they fit, the units that introduce identifiers not seen before
+ * (in the conversation, or in units kept so far), most new identifiers first;
+ * ties go to the earlier unit, so the result is deterministic.
  */
-export function keepNovelLines(
-  lines: readonly string[],
-  budget: LineBudget,
-  keep: Uint8Array,
-  seen: ReadonlySet<string>,
-): void {
+export function keepNovel(texts: readonly string[], sel: Selection, seen: ReadonlySet<string>): void {
   const known = new Set<string>();
-  const ids: string[][] = lines.map((l) => stableIdentifiers(l));
-  for (let i = 0; i < lines.length; i++) if (keep[i]) for (const id of ids[i]!) known.add(id);
+  const ids = texts.map((t) => stableIdentifiers(t));
+  for (let i = 0; i < texts.length; i++) if (sel.keep[i]) for (const id of ids[i]!) known.add(id);
   const candidates: Array<[number, number]> = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (keep[i]) continue;
+  for (let i = 0; i < texts.length; i++) {
+    if (sel.keep[i]) continue;
     const fresh = new Set(ids[i]!.filter((id) => !seen.has(id) && !known.has(id))).size;
     if (fresh > 0) candidates.push([i, fresh]);
   }
   candidates.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   for (const [i] of candidates) {
-    if (budget.full) break;
+    if (sel.full) break;
     if (ids[i]!.every((id) => seen.has(id) || known.has(id))) continue;
-    if (budget.take(i)) for (const id of ids[i]!) known.add(id);
+    if (sel.take(i)) for (const id of ids[i]!) known.add(id);
   }
 }
 
-/** Keeps an even spread of the remaining lines until the budget is used. */
-export function keepSpread(lines: readonly string[], budget: LineBudget, keep: Uint8Array): void {
+/** Keeps an even spread of the remaining non-blank units while they fit. */
+export function keepSpread(texts: readonly string[], sel: Selection): void {
   const rest: number[] = [];
-  for (let i = 0; i < lines.length; i++) if (!keep[i] && lines[i]!.trim() !== '') rest.push(i);
-  if (rest.length === 0 || budget.full) return;
-  const avg = rest.reduce((n, i) => n + approxTokens(lines[i]!) + 1, 0) / rest.length;
-  const room = Math.floor((budget.limit - budget.used) / Math.max(1, avg));
+  for (let i = 0; i < texts.length; i++) if (!sel.keep[i] && texts[i]!.trim() !== '') rest.push(i);
+  if (rest.length === 0 || sel.full) return;
+  const avg = rest.reduce((n, i) => n + approxTokens(texts[i]!) + 1, 0) / rest.length;
+  const room = Math.floor((sel.cap - sel.used) / Math.max(1, avg));
   if (room <= 0) return;
   const step = rest.length / Math.min(room, rest.length);
-  for (let k = 0; k * step < rest.length; k++) if (!budget.take(rest[Math.floor(k * step)]!)) break;
+  for (let k = 0; k * step < rest.length; k++) sel.take(rest[Math.floor(k * step)]!);
+}
+
+/**
+ * The index of an omitted part: identifiers that occur only in units not
+ * kept and nowhere earlier in the conversation, most frequent first (ties:
+ * first appearance), while they fit in `maxTokens`. A kept unit shown
+ * shortened (`shownTexts`) contributes the names of its omitted middle. It tells the reader which
+ * names the omitted part holds, so it knows when to retrieve it.
+ */
+export function omittedIdentifiers(
+  texts: readonly string[],
+  keep: Uint8Array,
+  seen: ReadonlySet<string>,
+  maxTokens: number,
+  shownTexts: readonly string[] = texts,
+): string[] {
+  const shown = new Set<string>();
+  for (let i = 0; i < texts.length; i++) if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
+  const counts = new Map<string, number>();
+  for (let i = 0; i < texts.length; i++) {
+    if (keep[i] && shownTexts[i] === texts[i]) continue;
+    for (const id of stableIdentifiers(texts[i]!)) {
+      if (shown.has(id) || seen.has(id)) continue;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+  }
+  const ranked = [...counts].map(([id, n], order) => ({ id, n, order }));
+  ranked.sort((a, b) => b.n - a.n || a.order - b.order);
+  const out: string[] = [];
+  let used = 0;
+  for (const { id } of ranked) {
+    const cost = approxTokens(id) + 1;
+    if (used + cost > maxTokens) continue;
+    out.push(id);
+    used += cost;
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import { compressLines, type LineRules } from './log.js';
 import type { CompressContext, Compressed } from './types.js';
 
-const TEXT_RULES: LineRules = { head: 8, tail: 3, share: 0.2, min: 200, max: 2500, kinds: true };
+const TEXT_RULES: LineRules = { head: 8, tail: 3, cap: 'text', kinds: true };
 
 /**
  * Structured plain text that is neither prose nor code (`key: value`

@@ -9,8 +9,12 @@ export interface CompressContext {
   readonly userTerms: readonly string[];
   /** Identifiers that occurred in the conversation before this content. */
   readonly seen: ReadonlySet<string>;
+  /** Lines of earlier messages, keyed by `lineKey`; computed on demand. */
+  earlierLines(): ReadonlySet<string>;
   /** Hashes of the JSON objects and arrays in earlier tool outputs (see `json-subtrees.ts`); computed on demand. */
   earlierJson(): ReadonlySet<string>;
+  /** Entities of the JSON in earlier tool outputs (see `json-entities.ts`); computed on demand. */
+  earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
   /** Exact token count for the request's model (memoized). */
   countTokens(text: string): number;
 }

@@ -17,21 +17,23 @@ export interface CutDecision {
   harder: Array<[number, number]>;
 }
 
+/** Chained hash of messages 0..i. */
+export type PrefixKey = (i: number) => string;
+
 const PREFIX = 'ctx:cut:';
 
 /**
- * Hash chain of the message prefix: entry i identifies messages[0..i]
- * (under the given settings seed). Cost grows with the messages' size only
- * on requests that are over the limit.
+ * A lazy hash chain of the message prefix: key(i) identifies messages[0..i].
+ * Used when the engine's pipeline did not provide its own.
  */
-export function prefixChain(messages: readonly ChatMessage[], seed: string): string[] {
+export function prefixChain(messages: readonly ChatMessage[]): PrefixKey {
   const chain: string[] = [];
-  let prev = contentHash(seed);
-  for (const m of messages) {
-    prev = contentHash(`${prev}:${contentHash(JSON.stringify(m))}`);
-    chain.push(prev);
-  }
-  return chain;
+  return (i) => {
+    for (let k = chain.length; k <= i; k += 1) {
+      chain.push(contentHash(`${k === 0 ? '' : chain[k - 1]}:${contentHash(JSON.stringify(messages[k]))}`));
+    }
+    return chain[i]!;
+  };
 }
 
 function parse(text: string | undefined, covers: number): CutDecision | undefined {
@@ -45,17 +47,23 @@ function parse(text: string | undefined, covers: number): CutDecision | undefine
   }
 }
 
-/** The decision of the longest earlier prefix of this conversation, if remembered. */
-export function findDecision(memo: ContentMemo, chain: readonly string[]): CutDecision | undefined {
-  for (let i = chain.length - 1; i >= 0; i -= 1) {
-    const found = parse(memo.get(PREFIX + chain[i]), i + 1);
+/** The decision remembered for the longest prefix of these `count` messages (settings `seed`). */
+export function findDecision(
+  memo: ContentMemo,
+  key: PrefixKey,
+  count: number,
+  seed: string,
+): CutDecision | undefined {
+  const seedHash = contentHash(seed).slice(0, 8);
+  for (let i = count - 1; i >= 0; i -= 1) {
+    const found = parse(memo.get(`${PREFIX}${seedHash}:${key(i)}`), i + 1);
     if (found) return found;
   }
   return undefined;
 }
 
 /** Remembers the decision for the whole current conversation. */
-export function storeDecision(memo: ContentMemo, chain: readonly string[], decision: CutDecision): void {
-  const last = chain[decision.covers - 1];
-  if (last) memo.set(PREFIX + last, JSON.stringify(decision));
+export function storeDecision(memo: ContentMemo, key: PrefixKey, seed: string, decision: CutDecision): void {
+  if (decision.covers === 0) return;
+  memo.set(`${PREFIX}${contentHash(seed).slice(0, 8)}:${key(decision.covers - 1)}`, JSON.stringify(decision));
 }

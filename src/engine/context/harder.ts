@@ -1,9 +1,12 @@
+import { LRUCache } from 'lru-cache';
 import { contentHash } from '../hash.js';
 import { formatGap, formatMarker } from '../markers.js';
 import { textUnits, withTexts } from '../messages.js';
 import type { ChatMessage } from '../types.js';
 import { errorHits } from './factors.js';
 import type { CompressHarder, HarderResult } from './types.js';
+
+const memo = new LRUCache<string, { text: string; hash: string } | false>({ max: 20_000 });
 
 /** Texts shorter than this are left alone by compress-harder. */
 export const HARDER_MIN_CHARS = 400;
@@ -76,11 +79,20 @@ export function harderCompressor(
     for (const unit of textUnits(message)) {
       if (unit.text.length < HARDER_MIN_CHARS) continue;
       const source = originalTexts.get(unit.part) ?? unit.text;
-      const cut = harderText(unit.text, level);
-      if (!cut) continue;
-      const hash = contentHash(source);
-      ccrEntries.set(hash, source);
-      replaced.set(unit.part, `${cut.text}\n${formatMarker({ hash, omitted: cut.omitted, unit: cut.unit })}`);
+      // Memoized: after a cut the same outputs are compressed the same way on every later turn.
+      const key = `${level}:${contentHash(unit.text)}:${source === unit.text ? '=' : source.length}`;
+      let done = memo.get(key);
+      if (done === undefined) {
+        const cut = harderText(unit.text, level);
+        const hash = contentHash(source);
+        done = cut
+          ? { text: `${cut.text}\n${formatMarker({ hash, omitted: cut.omitted, unit: cut.unit })}`, hash }
+          : false;
+        memo.set(key, done);
+      }
+      if (!done) continue;
+      ccrEntries.set(done.hash, source);
+      replaced.set(unit.part, done.text);
     }
     if (replaced.size === 0) return undefined;
     return { message: withTexts(message, replaced), ccrEntries, transforms: [`context:harder:${level}`] };

@@ -1,10 +1,11 @@
+import { LRUCache } from 'lru-cache';
 import type { ChatMessage } from '../types.js';
-import { type CutDecision, findDecision, prefixChain, storeDecision } from './cut-memo.js';
-import { dropMarker, spansOf } from './drop-marker.js';
+import { type CutDecision, findDecision, type PrefixKey, prefixChain, storeDecision } from './cut-memo.js';
+import { type DroppedSpan, dropMarker, spansOf } from './drop-marker.js';
 import { integrityProblems } from './integrity.js';
 import { contextBudget } from './limits.js';
 import { scoreUnits } from './scoring.js';
-import { messageShape } from './shape.js';
+import { messageShape, type ToolOutputShape } from './shape.js';
 import type { ContextUnit, FitDeps, FitOptions, FitResult, ShapeObservation } from './types.js';
 import { buildUnits } from './units.js';
 import { resolveWeights } from './weights.js';
@@ -22,6 +23,13 @@ export const DEFAULT_PROTECT_TURNS = 4;
 
 type Mode = 'intelligent' | 'position' | 'rolling_window';
 
+/** Where cut decisions are remembered. */
+interface MemoChain {
+  memo: NonNullable<FitOptions['memo']>;
+  key: PrefixKey;
+  seed: string;
+}
+
 /** Mutable working state of one fit. */
 interface Work {
   current: ChatMessage[];
@@ -32,6 +40,10 @@ interface Work {
   ccrEntries: Map<string, string>;
   harderTransforms: string[];
   observations: ShapeObservation[];
+  /** Drop markers made in this call, by span (`start:end`). */
+  markers: Map<string, ReturnType<typeof dropMarker>>;
+  /** Tokens of one message (memoized). */
+  countOne: (m: ChatMessage) => number;
 }
 
 /**
@@ -54,7 +66,7 @@ export function fitToContext(
   const originals = deps.originals ?? messages;
   const budget = contextBudget(options.contextLimit, options.outputReserve);
   const base = tokenizer.countMessages([]);
-  const counts = messages.map((m) => tokenizer.countMessages([m]) - base);
+  const counts = messages.map((m) => messageTokens(tokenizer, m, base));
   const total = base + counts.reduce((a, b) => a + b, 0);
   const work: Work = {
     current: [...messages],
@@ -65,6 +77,8 @@ export function fitToContext(
     ccrEntries: new Map(),
     harderTransforms: [],
     observations: [],
+    markers: new Map(),
+    countOne: (m) => messageTokens(tokenizer, m, base),
   };
   if (budget === undefined || total <= budget)
     return finish(messages, originals, work, budget, [], tokenizer.countMessages);
@@ -78,11 +92,14 @@ export function fitToContext(
   const protectTurns = options.protectTurns ?? DEFAULT_PROTECT_TURNS;
   const units = buildUnits(messages, protectTurns);
   const memo = mode === 'rolling_window' ? undefined : options.memo;
-  const chain = memo ? prefixChain(originals, seedOf(mode, options)) : undefined;
-  const prior = memo && chain ? findDecision(memo, chain) : undefined;
+  const seed = seedOf(mode, options);
+  const chain: MemoChain | undefined = memo
+    ? { memo, key: deps.prefixKey ?? prefixChain(originals), seed }
+    : undefined;
+  const prior = chain ? findDecision(chain.memo, chain.key, messages.length, seed) : undefined;
   if (prior) {
     applyDecision(prior, work, deps);
-    if (withMarkers(work, base, originals, tokenizer.countMessages) <= budget) {
+    if (withMarkers(work, originals) <= budget) {
       return finish(
         messages,
         originals,
@@ -90,7 +107,6 @@ export function fitToContext(
         budget,
         transformsOf(mode, work, true),
         tokenizer.countMessages,
-        memo,
         chain,
       );
     }
@@ -108,7 +124,7 @@ export function fitToContext(
   // The estimate of marker sizes may be short: drop more until the exact count fits.
   for (const unit of order) {
     if (isDropped(unit, work) || !worthDropping(unit, work)) continue;
-    if (withMarkers(work, base, originals, tokenizer.countMessages) <= target) break;
+    if (withMarkers(work, originals) <= target) break;
     dropUnit(unit, work);
   }
   const result = finish(
@@ -118,13 +134,14 @@ export function fitToContext(
     budget,
     transformsOf(mode, work, false),
     tokenizer.countMessages,
-    memo,
     chain,
   );
   if (integrityProblems(result.messages).length > integrityProblems(messages).length) {
     // A cut must never make a valid conversation invalid; forward it whole instead.
-    const whole = {
+    const whole: Work = {
       ...work,
+      total,
+      counts,
       current: [...messages],
       dropped: new Set<number>(),
       harder: new Map(),
@@ -134,6 +151,26 @@ export function fitToContext(
     return finish(messages, originals, whole, budget, ['context:failed:integrity'], tokenizer.countMessages);
   }
   return result;
+}
+
+const smallCounts = new LRUCache<string, number>({ max: 100_000 });
+
+/**
+ * Tokens of one message. The tokenizer memoizes long texts by hash; small
+ * messages (tool calls, short answers, markers) are memoized here by their
+ * JSON, so a long conversation is not re-tokenized on every turn (principle 4).
+ */
+function messageTokens(tokenizer: FitDeps['tokenizer'], m: ChatMessage, base: number): number {
+  if (typeof m.content === 'string' && m.content.length >= 256) return tokenizer.countMessages([m]) - base;
+  const json = JSON.stringify(m);
+  if (json.length > 8192) return tokenizer.countMessages([m]) - base;
+  const key = `${tokenizer.encoding}:${json}`;
+  let n = smallCounts.get(key);
+  if (n === undefined) {
+    n = tokenizer.countMessages([m]) - base;
+    smallCounts.set(key, n);
+  }
+  return n;
 }
 
 function seedOf(mode: Mode, options: FitOptions): string {
@@ -179,8 +216,7 @@ function compressHarder(order: readonly ContextUnit[], work: Work, target: numbe
 function applyHarder(index: number, level: number, work: Work, deps: FitDeps): boolean {
   const out = deps.compressHarder?.(index, level);
   if (!out) return false;
-  const base = deps.tokenizer.countMessages([]);
-  const count = deps.tokenizer.countMessages([out.message]) - base;
+  const count = messageTokens(deps.tokenizer, out.message, deps.tokenizer.countMessages([]));
   if (count >= work.counts[index]!) return false;
   work.total += count - work.counts[index]!;
   work.counts[index] = count;
@@ -231,14 +267,24 @@ function markerEstimate(work: Work): number {
   return spansOf([...work.dropped]).length * MARKER_TOKENS_ESTIMATE;
 }
 
-function withMarkers(
+function markerFor(
   work: Work,
-  base: number,
   originals: readonly ChatMessage[],
-  count: (m: readonly ChatMessage[]) => number,
-): number {
+  span: DroppedSpan,
+): ReturnType<typeof dropMarker> {
+  const key = `${span.start}:${span.end}`;
+  let marker = work.markers.get(key);
+  if (!marker) {
+    marker = dropMarker(originals, span);
+    work.markers.set(key, marker);
+  }
+  return marker;
+}
+
+function withMarkers(work: Work, originals: readonly ChatMessage[]): number {
   let total = work.total;
-  for (const span of spansOf([...work.dropped])) total += count([dropMarker(originals, span).message]) - base;
+  for (const span of spansOf([...work.dropped]))
+    total += work.countOne(markerFor(work, originals, span).message);
   return total;
 }
 
@@ -271,31 +317,38 @@ function finish(
   budget: number | undefined,
   transforms: string[],
   count: (m: readonly ChatMessage[]) => number,
-  memo?: FitOptions['memo'],
-  chain?: string[],
+  chain?: MemoChain,
 ): FitResult {
   const spans = spansOf([...work.dropped]);
   const out: ChatMessage[] = [];
   const origin: number[] = [];
   const spanAt = new Map(spans.map((s) => [s.start, s]));
+  let markerTokens = 0;
   for (let i = 0; i < messages.length; i += 1) {
     const span = spanAt.get(i);
     if (span) {
-      const marker = dropMarker(originals, span);
+      const marker = markerFor(work, originals, span);
+      markerTokens += work.countOne(marker.message);
       work.ccrEntries.set(marker.hash, marker.original);
       out.push(marker.message);
       origin.push(-1);
-      for (let k = span.start; k < span.end; k += 1) observe(originals, k, 'dropped', [marker.hash], work);
+      for (let k = span.start; k < span.end; k += 1)
+        observe(originals, k, 'dropped', [marker.hash], work, k - span.start);
     }
     if (work.dropped.has(i)) continue;
     out.push(work.current[i]!);
     origin.push(i);
     if (work.harder.has(i)) observe(originals, i, 'compressed', [...harderHashes(work.current[i]!)], work);
   }
-  if (memo && chain && (spans.length > 0 || work.harder.size > 0)) {
-    storeDecision(memo, chain, { covers: messages.length, dropped: spans, harder: [...work.harder] });
+  if (chain && (spans.length > 0 || work.harder.size > 0)) {
+    storeDecision(chain.memo, chain.key, chain.seed, {
+      covers: messages.length,
+      dropped: spans,
+      harder: [...work.harder],
+    });
   }
-  const overflow = budget !== undefined && spans.length + work.harder.size > 0 ? count(out) - budget : 0;
+  const tokens = work.total + markerTokens;
+  const overflow = budget !== undefined && spans.length + work.harder.size > 0 ? tokens - budget : 0;
   return {
     messages: out,
     messageOrigin: origin,
@@ -304,7 +357,7 @@ function finish(
     transforms: overflow > 0 ? [...transforms, `context:overflow:${overflow}`] : transforms,
     observations: work.observations,
     dropped: [...work.dropped].sort((a, b) => a - b),
-    tokens: spans.length + work.harder.size > 0 ? count(out) : work.total,
+    tokens,
     budget,
   };
 }
@@ -314,14 +367,23 @@ function harderHashes(message: ChatMessage): Set<string> {
   return new Set([...text.matchAll(/svc_retrieve hash=([0-9a-f]{24})/g)].map((m) => m[1]!));
 }
 
+/** Shapes by the CCR hash (plus offset) that already identifies the content: no re-hashing on later turns. */
+const shapeMemo = new LRUCache<string, ToolOutputShape | false>({ max: 50_000 });
+
 function observe(
   originals: readonly ChatMessage[],
   index: number,
   event: ShapeObservation['event'],
   hashes: string[],
   work: Work,
+  offset = 0,
 ): void {
-  const shape = messageShape(originals, index);
+  const key = hashes[0] === undefined ? undefined : `${hashes[0]}:${offset}`;
+  let shape = key === undefined ? undefined : shapeMemo.get(key);
+  if (shape === undefined) {
+    shape = messageShape(originals, index) ?? false;
+    if (key !== undefined) shapeMemo.set(key, shape);
+  }
   if (shape)
     work.observations.push({ event, shape: shape.key, tool: shape.tool, fields: shape.fields, hashes });
 }

@@ -18,6 +18,7 @@ export const intelligentContextStep: ContextStep = (input: ContextStepInput): Co
     const i = input.origin[k] ?? -1;
     return i >= 0 ? (given[i] ?? m) : m;
   });
+  const aligned = input.origin.length === given.length && input.origin.every((o, k) => o === k);
   const observations = observeCompressed(given, input.messages, input.origin);
   const fit = fitToContext(
     input.messages,
@@ -32,7 +33,12 @@ export const intelligentContextStep: ContextStep = (input: ContextStepInput): Co
       toin: options.toin,
       memo: options.memo,
     },
-    { tokenizer: input.tokenizer, originals, compressHarder: harderCompressor(originals, input.messages) },
+    {
+      tokenizer: input.tokenizer,
+      originals,
+      compressHarder: harderCompressor(originals, input.messages),
+      ...(input.prefixKey && aligned ? { prefixKey: input.prefixKey } : {}),
+    },
   );
   if (fit.dropped.length === 0 && fit.changed.size === 0) {
     return { messages: input.messages, origin: input.origin, transforms: fit.transforms, observations };

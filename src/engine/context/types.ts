@@ -106,6 +106,8 @@ export interface FitDeps {
    * marker stores in CCR. Default: the messages given.
    */
   originals?: readonly ChatMessage[];
+  /** Chained hash of messages 0..i, when the caller has it (else computed here). */
+  prefixKey?: (i: number) => string;
 }
 
 /** Result of `fitToContext`. */

@@ -65,6 +65,8 @@ export const routeTransform: Transform = {
             userTerms: history.userTermsBefore(i),
             seen: history.seenBefore(i),
             earlierJson: () => history.jsonSubtreesBefore(i),
+            earlierEntities: () => history.jsonEntitiesBefore(i),
+            earlierLines: () => history.linesBefore(i),
             countTokens: countText,
           };
           result = compressUnit(unit.text, before, ctx, countText);

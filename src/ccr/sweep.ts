@@ -1,0 +1,89 @@
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isContentHash } from '../engine/hash.js';
+
+/** What one sweep of the file store did. */
+export interface SweepReport {
+  /** Entries left. */
+  entries: number;
+  /** Bytes left. */
+  bytes: number;
+  expired: number;
+  evicted: number;
+}
+
+export interface SweepOptions {
+  dir: string;
+  ttlMs: number;
+  maxBytes: number;
+  /** Current time in ms. */
+  now: number;
+}
+
+/** Past the cap, evict down to this share of it, so the next writes do not sweep again at once. */
+const LOW_WATER = 0.9;
+/** A temporary file older than this was left by a crashed writer. */
+const STALE_TMP_MS = 60 * 60 * 1000;
+const SHARD_RE = /^[0-9a-f]{2}$/;
+
+interface Entry {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+async function listShard(shard: string, now: number, ttlMs: number, report: SweepReport): Promise<Entry[]> {
+  const names = await readdir(shard).catch(() => [] as string[]);
+  const entries: Entry[] = [];
+  await Promise.all(
+    names.map(async (name) => {
+      const path = join(shard, name);
+      const st = await stat(path).catch(() => undefined);
+      if (!st?.isFile()) return;
+      if (!isContentHash(name)) {
+        if (name.includes('.tmp-') && now - st.mtimeMs > STALE_TMP_MS)
+          await unlink(path).catch(() => undefined);
+        return;
+      }
+      if (now - st.mtimeMs > ttlMs) {
+        await unlink(path).catch(() => undefined);
+        report.expired++;
+        return;
+      }
+      entries.push({ path, size: st.size, mtimeMs: st.mtimeMs });
+    }),
+  );
+  return entries;
+}
+
+/**
+ * One pass over a file CCR store's folder: deletes expired entries and
+ * leftover temporary files, then, while the folder is over `maxBytes`,
+ * deletes the least recently written entries. Safe to run from several
+ * processes at once (a file deleted twice is simply gone).
+ */
+export async function sweepCcrFolder(options: SweepOptions): Promise<SweepReport> {
+  const { dir, ttlMs, maxBytes, now } = options;
+  const report: SweepReport = { entries: 0, bytes: 0, expired: 0, evicted: 0 };
+  const shards = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const entries: Entry[] = [];
+  for (const shard of shards) {
+    if (!shard.isDirectory() || !SHARD_RE.test(shard.name)) continue;
+    entries.push(...(await listShard(join(dir, shard.name), now, ttlMs, report)));
+  }
+  let total = entries.reduce((sum, e) => sum + e.size, 0);
+  if (total > maxBytes) {
+    entries.sort((a, b) => a.mtimeMs - b.mtimeMs || a.path.localeCompare(b.path));
+    let i = 0;
+    while (total > maxBytes * LOW_WATER && i < entries.length) {
+      const victim = entries[i++]!;
+      await unlink(victim.path).catch(() => undefined);
+      total -= victim.size;
+      report.evicted++;
+    }
+    entries.splice(0, i);
+  }
+  report.entries = entries.length;
+  report.bytes = total;
+  return report;
+}
