@@ -3,37 +3,20 @@ import {
   type Budget,
   type BudgetDecision,
   type BudgetLimits,
-  type BudgetRefusal,
   type BudgetReservation,
-  type BudgetStatus,
   formatUsd,
   roundUsd,
 } from '../guards/budget.js';
 import { BUDGET_PERIODS, type BudgetPeriod, periodEnd, periodStart } from '../guards/budget-periods.js';
 import type { Logger } from '../log.js';
+import { BudgetView, NANO, type Settlement, toNano } from './budget-view.js';
 import type { SharedStore } from './redis.js';
 import { budgetCommands } from './redis-budget-script.js';
 
-const NANO = 1e9;
-const toNano = (usd: number) => Math.max(0, Math.round(usd * NANO));
 /** A window's key outlives its window by a day (for inspection); only the current one is read. */
 const WINDOW_KEEP_MS = 24 * 3600 * 1000;
 /** Most settlements kept while the store is unreachable; beyond, the oldest are logged and dropped. */
 const MAX_PENDING = 100_000;
-
-/** Spend and reservations (nano-USD) of one window, as last seen in Redis. */
-interface SeenWindow {
-  start: number;
-  spend: number;
-  reserved: number;
-}
-
-/** A settlement to apply in Redis (replayed after an outage). */
-interface Settlement {
-  holdId: string;
-  charge: number;
-  keys: string[];
-}
 
 export interface RedisBudgetOptions {
   limits: BudgetLimits;
@@ -71,65 +54,27 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
   const cmd = budgetCommands(store.redis);
   const holdKeys = [store.key('budget', 'holds'), store.key('budget', 'hold')];
   const windowKey = (p: BudgetPeriod, t: number) => store.key('budget', p, String(periodStart(p, t)));
-  const enabled = BUDGET_PERIODS.some((p) => limits[p] !== undefined);
-  const seen = {} as Record<BudgetPeriod, SeenWindow>;
-  const localHeld = {} as Record<BudgetPeriod, SeenWindow>;
-  for (const p of BUDGET_PERIODS) {
-    seen[p] = { start: periodStart(p, now()), spend: 0, reserved: 0 };
-    localHeld[p] = { ...seen[p] };
-  }
+  const view = new BudgetView(limits, windowKey, now());
+  const { pending } = view;
   const holdIds = new WeakMap<BudgetReservation, string>();
-  const pending: Settlement[] = [];
   const warned = new Map<string, number>();
 
   const keysAt = (t: number) => [...holdKeys, ...BUDGET_PERIODS.map((p) => windowKey(p, t))];
   // Relative (PEXPIRE): replicas' clocks, and test clocks, need not match Redis's.
   const expiries = (t: number) => BUDGET_PERIODS.map((p) => periodEnd(p, t) - t + WINDOW_KEEP_MS);
-  const remember = (t: number, w: number[]) => {
-    BUDGET_PERIODS.forEach((p, i) => {
-      seen[p] = { start: periodStart(p, t), spend: w[2 * i] ?? 0, reserved: w[2 * i + 1] ?? 0 };
-    });
-  };
-  /** What this replica knows of a window now: Redis as last seen plus its own unapplied changes. */
-  const known = (p: BudgetPeriod, t: number): SeenWindow => {
-    const start = periodStart(p, t);
-    const base = seen[p].start === start ? seen[p] : { start, spend: 0, reserved: 0 };
-    const key = windowKey(p, t);
-    const unapplied = pending.reduce((sum, s) => sum + (s.keys.includes(key) ? s.charge : 0), 0);
-    const held = localHeld[p].start === start ? localHeld[p].reserved : 0;
-    return { start, spend: base.spend + unapplied, reserved: base.reserved + held };
-  };
-
-  const refusalAt = (t: number): BudgetRefusal | undefined => {
-    let refusal: BudgetRefusal | undefined;
-    for (const p of BUDGET_PERIODS) {
-      const limit = limits[p];
-      const w = known(p, t);
-      if (limit === undefined || w.spend + w.reserved < toNano(limit)) continue;
-      const resetsAt = periodEnd(p, t);
-      if (!refusal || resetsAt >= Date.parse(refusal.resetsAt)) {
-        const spendUsd = roundUsd((w.spend + w.reserved) / NANO);
-        refusal = { period: p, limitUsd: limit, spendUsd, resetsAt: new Date(resetsAt).toISOString() };
-      }
-    }
-    return refusal;
-  };
 
   const warnCrossings = (t: number) => {
     for (const p of BUDGET_PERIODS) {
       const limit = limits[p];
       if (limit === undefined) continue;
-      const w = known(p, t);
+      const w = view.known(p, t);
       const used = limit === 0 ? 1 : w.spend / NANO / limit;
       const level = used >= 1 ? 1 : used >= 0.8 ? 0.8 : 0;
       const id = `${p}:${w.start}`;
       if (level <= (warned.get(id) ?? 0)) continue;
       warned.set(id, level);
-      const fields = {
-        spend: roundUsd(w.spend / NANO),
-        limit,
-        resets_at: new Date(periodEnd(p, t)).toISOString(),
-      };
+      const resetsAt = new Date(periodEnd(p, t)).toISOString();
+      const fields = { spend: roundUsd(w.spend / NANO), limit, resets_at: resetsAt };
       if (level >= 1)
         logger.warn(
           `budget: ${p} limit of ${formatUsd(limit)} reached (fleet); new requests get 402 until the reset`,
@@ -141,7 +86,7 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
 
   const apply = async (s: Settlement): Promise<void> => {
     const t = now();
-    remember(t, await cmd.svcBudgetSettle(s.keys, [t, s.holdId, s.charge, ...expiries(t)]));
+    view.remember(t, await cmd.svcBudgetSettle(s.keys, [t, s.holdId, s.charge, ...expiries(t)]));
   };
   let draining: Promise<void> | undefined;
   const drain = (): Promise<void> => {
@@ -151,9 +96,10 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
         pending.shift();
       }
     })()
-      .catch((err: unknown) =>
-        logger.warn('budget: settlements still pending', { error: String(err), pending: pending.length }),
-      )
+      .catch((err: unknown) => {
+        store.noteFailure(err);
+        logger.warn('budget: settlements still pending', { error: String(err), pending: pending.length });
+      })
       .finally(() => {
         draining = undefined;
       });
@@ -165,54 +111,30 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
     void drain();
   });
 
-  const statusAt = (t: number): BudgetStatus => {
-    const out = { enabled } as BudgetStatus;
-    for (const p of BUDGET_PERIODS) {
-      const w = known(p, t);
-      const limit = limits[p] ?? null;
-      const spend = w.spend / NANO;
-      const reserved = w.reserved / NANO;
-      out[p] = {
-        limit,
-        spend: roundUsd(spend),
-        reserved: roundUsd(reserved),
-        remaining: limit === null ? null : roundUsd(Math.max(0, limit - spend - reserved)),
-        resets_at: new Date(periodEnd(p, t)).toISOString(),
-        exceeded: limit !== null && w.spend + w.reserved >= toNano(limit),
-      };
-    }
-    return out;
-  };
   const refresh = async (): Promise<void> => {
     if (pending.length > 0) await drain();
     const t = now();
-    remember(t, await cmd.svcBudgetSettle(keysAt(t), [t, '', 0, ...expiries(t)]));
+    view.remember(t, await cmd.svcBudgetSettle(keysAt(t), [t, '', 0, ...expiries(t)]));
   };
+  const refreshMs = options.refreshMs ?? 1000;
   const timer =
-    (options.refreshMs ?? 1000) > 0
+    refreshMs > 0
       ? setInterval(() => {
-          if (store.healthy) refresh().catch(() => undefined);
-        }, options.refreshMs ?? 1000)
+          if (store.healthy) refresh().catch((err: unknown) => store.noteFailure(err));
+        }, refreshMs)
       : undefined;
   timer?.unref();
 
   const reserveLocally = (t: number, amount: number): BudgetDecision => {
-    const refusal = refusalAt(t);
+    const refusal = view.refusalAt(t);
     if (refusal) return { allowed: false, ...refusal };
-    const windows = {} as Record<BudgetPeriod, number>;
-    for (const p of BUDGET_PERIODS) {
-      const start = periodStart(p, t);
-      if (localHeld[p].start !== start) localHeld[p] = { start, spend: 0, reserved: 0 };
-      localHeld[p].reserved += amount;
-      windows[p] = start;
-    }
-    const reservation = { amountUsd: amount / NANO, windows };
+    const reservation = { amountUsd: amount / NANO, windows: view.holdLocally(t, amount) };
     holdIds.set(reservation, '');
     return { allowed: true, reservation };
   };
 
   return {
-    enabled,
+    enabled: view.enabled,
     async reserve(estimatedUsd) {
       const t = now();
       const amount = toNano(estimatedUsd ?? 0);
@@ -222,26 +144,21 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
       const limitArgs = BUDGET_PERIODS.map((p) => (limits[p] === undefined ? '' : toNano(limits[p])));
       let reply: number[];
       try {
-        reply = await cmd.svcBudgetReserve(keysAt(t), [
-          t,
-          holdId,
-          amount,
-          t + holdTtlMs,
-          ...limitArgs,
-          ...expiries(t),
-        ]);
+        const argv = [t, holdId, amount, t + holdTtlMs, ...limitArgs, ...expiries(t)];
+        reply = await cmd.svcBudgetReserve(keysAt(t), argv);
       } catch (err) {
         store.noteFailure(err);
         return reserveLocally(t, amount);
       }
-      const [allowed, ...w] = reply;
-      remember(t, w);
+      const [allowed, ...amounts] = reply;
+      view.remember(t, amounts);
       if (allowed !== 1) {
         const p = BUDGET_PERIODS.find((q) => limits[q] !== undefined) ?? 'daily';
-        const refusal = refusalAt(t) ?? {
+        const w = view.known(p, t);
+        const refusal = view.refusalAt(t) ?? {
           period: p,
           limitUsd: limits[p] ?? 0,
-          spendUsd: roundUsd((known(p, t).spend + known(p, t).reserved) / NANO),
+          spendUsd: roundUsd((w.spend + w.reserved) / NANO),
           resetsAt: new Date(periodEnd(p, t)).toISOString(),
         };
         return { allowed: false, ...refusal };
@@ -256,13 +173,7 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
       const t = now();
       const holdId = holdIds.get(reservation) ?? '';
       holdIds.delete(reservation);
-      if (holdId === '') {
-        for (const p of BUDGET_PERIODS) {
-          const held = localHeld[p];
-          if (held.start === reservation.windows[p])
-            held.reserved = Math.max(0, held.reserved - toNano(reservation.amountUsd));
-        }
-      }
+      if (holdId === '') view.releaseLocally(reservation.windows, toNano(reservation.amountUsd));
       const s: Settlement = { holdId, charge: toNano(actualUsd ?? reservation.amountUsd), keys: keysAt(t) };
       if (s.charge === 0 && holdId === '') return;
       try {
@@ -283,13 +194,13 @@ export function createRedisBudget(store: SharedStore, options: RedisBudgetOption
     async status() {
       try {
         if (store.healthy) await refresh();
-      } catch {
-        // Outage: the last known spend.
+      } catch (err) {
+        store.noteFailure(err); // the last known spend is shown
       }
-      return statusAt(now());
+      return view.statusAt(now());
     },
     peekStatus() {
-      return statusAt(now());
+      return view.statusAt(now());
     },
     async close() {
       if (timer) clearInterval(timer);
