@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OPTIONS } from '../src/config/options.js';
 
@@ -14,7 +14,10 @@ describe('README stays true', () => {
   it('names every flag and environment variable', () => {
     for (const o of OPTIONS) {
       if (o.env) expect(readme, o.env).toContain(o.env);
-      if (o.flag) expect(readme, o.flag).toContain(`--${o.kind === 'boolean' && o.default === true ? 'no-' : ''}${o.flag}`);
+      if (o.flag)
+        expect(readme, o.flag).toContain(
+          `--${o.kind === 'boolean' && o.default === true ? 'no-' : ''}${o.flag}`,
+        );
     }
   });
 
@@ -26,7 +29,10 @@ describe('README stays true', () => {
   });
 
   it('opens with the install-and-compress command and the test command', () => {
-    const firstBlock = readme.slice(readme.indexOf('```sh'), readme.indexOf('```', readme.indexOf('```sh') + 5));
+    const firstBlock = readme.slice(
+      readme.indexOf('```sh'),
+      readme.indexOf('```', readme.indexOf('```sh') + 5),
+    );
     expect(firstBlock).toContain('npm ci && ./bin/run.js compress fixtures/samples/agent-session.json');
     expect(firstBlock).toContain('npm test');
     const ci = readFileSync('.ci/run', 'utf8');

@@ -141,7 +141,9 @@ describe("svc's own /v1 endpoints never go upstream", () => {
     const { startMockUpstream } = await import('../server/helpers.js');
     const upstream = await startMockUpstream((_req, res) => res.end('upstream'));
     try {
-      svc = await startSvc({ flags: { 'compat-api-url': `${upstream.url}/v1`, 'messages-api-url': `${upstream.url}/v1` } });
+      svc = await startSvc({
+        flags: { 'compat-api-url': `${upstream.url}/v1`, 'messages-api-url': `${upstream.url}/v1` },
+      });
       for (const [method, path] of [
         ['DELETE', `/v1/retrieve/${'a'.repeat(24)}`],
         ['PUT', '/v1/retrieve'],
