@@ -139,7 +139,9 @@ describe('retrieval endpoints', () => {
 describe("svc's own /v1 endpoints never go upstream", () => {
   it('answers a wrong method on /v1/retrieve and /v1/toin itself (404), without calling the upstream', async () => {
     const { startMockUpstream } = await import('../server/helpers.js');
-    const upstream = await startMockUpstream((_req, res) => res.end('upstream'));
+    const upstream = await startMockUpstream((_req, res) => {
+      res.end('upstream');
+    });
     try {
       svc = await startSvc({
         flags: { 'compat-api-url': `${upstream.url}/v1`, 'messages-api-url': `${upstream.url}/v1` },
