@@ -10,7 +10,10 @@ import { makeModel } from '../scripts/make-ml-model.js';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 const { startMlCompressor } = await import(join(root, 'dist/src/ml/ml-compressor.js'));
-const WORDS = 'error service request response timeout memory disk user file path server client data value result'.split(' ');
+const WORDS =
+  'error service request response timeout memory disk user file path server client data value result'.split(
+    ' ',
+  );
 
 function text(words, salt) {
   const out = [];
@@ -32,13 +35,22 @@ for (const kind of kinds.length > 0 ? kinds : ['tinybert', 'bert-base']) {
   const genMs = performance.now() - t0;
   const rssBefore = process.memoryUsage().rss;
   const t1 = performance.now();
-  const ml = await startMlCompressor({ modelDir: dir, device: 'cpu', rate: 0.3, timeoutMs: 60_000, minChars: 100 });
+  const ml = await startMlCompressor({
+    modelDir: dir,
+    device: 'cpu',
+    rate: 0.3,
+    timeoutMs: 60_000,
+    minChars: 100,
+  });
   const loadMs = performance.now() - t1;
   // ms per 512 tokens: one piece of 500 single-token words (+ [CLS]/[SEP] and the salt word)
   const per512 = [];
   for (let i = 0; i < 7; i++) {
     const t = performance.now();
-    await ml.compress([{ role: 'tool', tool_call_id: 'x', content: text(500, i) }, { role: 'user', content: 'q' }]);
+    await ml.compress([
+      { role: 'tool', tool_call_id: 'x', content: text(500, i) },
+      { role: 'user', content: 'q' },
+    ]);
     per512.push(performance.now() - t);
   }
   // a typical request: three new tool outputs of ~1500 tokens each, the rest memoized
@@ -46,7 +58,11 @@ for (const kind of kinds.length > 0 ? kinds : ['tinybert', 'bert-base']) {
   for (let i = 0; i < 7; i++) {
     const messages = [
       { role: 'user', content: 'why is the service slow?' },
-      ...[0, 1, 2].map((k) => ({ role: 'tool', tool_call_id: `c${k}`, content: text(1500, 100 + i * 3 + k) })),
+      ...[0, 1, 2].map((k) => ({
+        role: 'tool',
+        tool_call_id: `c${k}`,
+        content: text(1500, 100 + i * 3 + k),
+      })),
       { role: 'user', content: 'go on' },
     ];
     const t = performance.now();
@@ -65,5 +81,7 @@ for (const kind of kinds.length > 0 ? kinds : ['tinybert', 'bert-base']) {
   });
   await ml.close();
 }
-console.log('ML compression bench (CPU, 2 cores; spec expectation: cold start 10-30 s, ~1 GB, 50-200 ms per request)');
+console.log(
+  'ML compression bench (CPU, 2 cores; spec expectation: cold start 10-30 s, ~1 GB, 50-200 ms per request)',
+);
 console.table(rows);

@@ -46,7 +46,8 @@ export default class Serve extends Command {
       const code = (err as NodeJS.ErrnoException).code;
       this.error(`cannot listen on ${config.host}:${config.port} (${code ?? String(err)})`, { exit: 1 });
     }
-    for (const line of startupLines(config, url, isMlRuntimeInstalled(), server.ctx.mlProvider)) logger[line.level](line.text);
+    for (const line of startupLines(config, url, isMlRuntimeInstalled(), server.ctx.mlProvider))
+      logger[line.level](line.text);
 
     let stopping = false;
     const stop = async (signal: string) => {

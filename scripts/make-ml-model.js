@@ -30,9 +30,20 @@ function vocabulary(size) {
   const punct = [...'.,;:!?()[]{}<>"\'`/\\-_=+*&^%$#@~|'];
   const words = [
     ...STOP_WORDS,
-    ...'error fail failed warning service request response timeout memory disk user file path server client data value result'.split(' '),
+    ...'error fail failed warning service request response timeout memory disk user file path server client data value result'.split(
+      ' ',
+    ),
   ];
-  const list = [...new Set([...special, ...words, ...chars, ...punct, ...chars.map((c) => `##${c}`), ...punct.map((c) => `##${c}`)])];
+  const list = [
+    ...new Set([
+      ...special,
+      ...words,
+      ...chars,
+      ...punct,
+      ...chars.map((c) => `##${c}`),
+      ...punct.map((c) => `##${c}`),
+    ]),
+  ];
   for (let i = 0; list.length < size; i++) list.push(`##filler${i}`);
   return list;
 }
@@ -52,12 +63,32 @@ export function makeModel(kind, out, seed = 7) {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: vocab.slice(0, 5).map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    added_tokens: vocab.slice(0, 5).map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    normalizer: {
+      type: 'BertNormalizer',
+      clean_text: true,
+      handle_chinese_chars: true,
+      strip_accents: null,
+      lowercase: true,
+    },
     pre_tokenizer: { type: 'BertPreTokenizer' },
     post_processor: null,
     decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
-    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: Object.fromEntries(vocab.map((t, i) => [t, i])) },
+    model: {
+      type: 'WordPiece',
+      unk_token: '[UNK]',
+      continuing_subword_prefix: '##',
+      max_input_chars_per_word: 100,
+      vocab: Object.fromEntries(vocab.map((t, i) => [t, i])),
+    },
   };
   const config = {
     architectures: ['BertForTokenClassification'],
@@ -81,7 +112,11 @@ export function makeModel(kind, out, seed = 7) {
     seed,
     keepBias: kind === 'tiny' ? keepBias(vocab) : undefined,
   });
-  const files = { config: join(out, 'config.json'), tokenizer: join(out, 'tokenizer.json'), model: join(out, 'model.onnx') };
+  const files = {
+    config: join(out, 'config.json'),
+    tokenizer: join(out, 'tokenizer.json'),
+    model: join(out, 'model.onnx'),
+  };
   writeFileSync(files.config, `${JSON.stringify(config, null, 2)}\n`);
   writeFileSync(files.tokenizer, JSON.stringify(tokenizer));
   writeFileSync(files.model, model);
@@ -89,7 +124,9 @@ export function makeModel(kind, out, seed = 7) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { kind: { type: 'string', default: 'tiny' }, out: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { kind: { type: 'string', default: 'tiny' }, out: { type: 'string' } },
+  });
   if (!values.out) {
     console.error('usage: make-ml-model.js --kind tiny|tinybert|bert-base --out DIR');
     process.exit(2);

@@ -64,14 +64,21 @@ class GraphBuilder {
     return this.op('Add', [this.op('MatMul', [x, this.random([inDim, outDim])]), this.random([outDim])]);
   }
   layerNorm(x, dim) {
-    return this.op('LayerNormalization', [x, this.const([dim], new Array(dim).fill(1)), this.const([dim], new Array(dim).fill(0))], {
-      axis: -1,
-      epsilon: 1e-12,
-    });
+    return this.op(
+      'LayerNormalization',
+      [x, this.const([dim], new Array(dim).fill(1)), this.const([dim], new Array(dim).fill(0))],
+      {
+        axis: -1,
+        epsilon: 1e-12,
+      },
+    );
   }
   gelu(x) {
     const erf = this.op('Erf', [this.op('Div', [x, this.const([], [Math.SQRT2])])]);
-    return this.op('Mul', [this.op('Mul', [x, this.op('Add', [erf, this.const([], [1])])]), this.const([], [0.5])]);
+    return this.op('Mul', [
+      this.op('Mul', [x, this.op('Add', [erf, this.const([], [1])])]),
+      this.const([], [0.5]),
+    ]);
   }
 }
 
@@ -87,13 +94,30 @@ function attentionBias(g) {
  * `bias` (optional Float32Array [vocab]) is added to the keep logit per token,
  * which lets a test model prefer or drop given tokens deterministically.
  */
-export function buildTokenClassifier({ vocab, hidden, layers, heads, intermediate, maxPositions = 512, seed = 1, keepBias }) {
+export function buildTokenClassifier({
+  vocab,
+  hidden,
+  layers,
+  heads,
+  intermediate,
+  maxPositions = 512,
+  seed = 1,
+  keepBias,
+}) {
   const g = new GraphBuilder(seed);
   const dh = hidden / heads;
   // embeddings: word + position, then LayerNorm
   const words = g.op('Gather', [g.random([vocab, hidden]), 'input_ids']);
-  const seqLen = g.op('Gather', [g.op('Shape', ['input_ids']), g.tensor([], BigInt64Array.from([1n]), INT64)], { axis: 0 });
-  const positions = g.op('Range', [g.tensor([], BigInt64Array.from([0n]), INT64), seqLen, g.tensor([], BigInt64Array.from([1n]), INT64)]);
+  const seqLen = g.op(
+    'Gather',
+    [g.op('Shape', ['input_ids']), g.tensor([], BigInt64Array.from([1n]), INT64)],
+    { axis: 0 },
+  );
+  const positions = g.op('Range', [
+    g.tensor([], BigInt64Array.from([0n]), INT64),
+    seqLen,
+    g.tensor([], BigInt64Array.from([1n]), INT64),
+  ]);
   const posEmb = g.op('Gather', [g.random([maxPositions, hidden]), positions]);
   let x = g.layerNorm(g.op('Add', [words, posEmb]), hidden);
   // attention mask -> additive bias [b,1,1,s] (only needed with attention layers)
@@ -103,11 +127,16 @@ export function buildTokenClassifier({ vocab, hidden, layers, heads, intermediat
   for (let l = 0; l < layers; l++) {
     const heads4 = (t) => g.op('Transpose', [g.op('Reshape', [t, split])], { perm: [0, 2, 1, 3] });
     const q = heads4(g.linear(x, hidden, hidden));
-    const k = g.op('Transpose', [g.op('Reshape', [g.linear(x, hidden, hidden), split])], { perm: [0, 2, 3, 1] });
+    const k = g.op('Transpose', [g.op('Reshape', [g.linear(x, hidden, hidden), split])], {
+      perm: [0, 2, 3, 1],
+    });
     const v = heads4(g.linear(x, hidden, hidden));
     const scores = g.op('Add', [g.op('Div', [g.op('MatMul', [q, k]), g.const([], [Math.sqrt(dh)])]), mask4]);
     const probs = g.op('Softmax', [scores], { axis: -1 });
-    const ctx = g.op('Reshape', [g.op('Transpose', [g.op('MatMul', [probs, v])], { perm: [0, 2, 1, 3] }), merge]);
+    const ctx = g.op('Reshape', [
+      g.op('Transpose', [g.op('MatMul', [probs, v])], { perm: [0, 2, 1, 3] }),
+      merge,
+    ]);
     x = g.layerNorm(g.op('Add', [x, g.linear(ctx, hidden, hidden)]), hidden);
     const ffn = g.linear(g.gelu(g.linear(x, hidden, intermediate)), intermediate, hidden);
     x = g.layerNorm(g.op('Add', [x, ffn]), hidden);
@@ -120,7 +149,12 @@ export function buildTokenClassifier({ vocab, hidden, layers, heads, intermediat
     logits = g.op('Add', [logits, g.op('Gather', [g.tensor([vocab, 2], table), 'input_ids'])]);
   }
   g.nodes[g.nodes.length - 1].output = ['logits'];
-  const dynamic = (type, dims) => ({ tensorType: { elemType: type, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } });
+  const dynamic = (type, dims) => ({
+    tensorType: {
+      elemType: type,
+      shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) },
+    },
+  });
   const graph = onnx.GraphProto.create({
     name: 'svc-token-classifier',
     node: g.nodes,
@@ -131,6 +165,11 @@ export function buildTokenClassifier({ vocab, hidden, layers, heads, intermediat
     ],
     output: [onnx.ValueInfoProto.create({ name: 'logits', type: dynamic(FLOAT, ['batch', 'sequence', 2]) })],
   });
-  const model = onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: 17 }], graph, producerName: 'svc scripts/onnx-graph.js' });
+  const model = onnx.ModelProto.create({
+    irVersion: 8,
+    opsetImport: [{ domain: '', version: 17 }],
+    graph,
+    producerName: 'svc scripts/onnx-graph.js',
+  });
   return onnx.ModelProto.encode(model).finish();
 }

@@ -5,7 +5,8 @@
  */
 export type MlContentKind = 'json' | 'code' | 'text';
 
-const CODE_LINE = /^\s*(def |class |function |import |from \S+ import|const |let |var |return\b|if \(|for \(|while \(|#include|package |public |private |fn |func |impl |}\s*$|{\s*$|.*;\s*$|@\w+)/;
+const CODE_LINE =
+  /^\s*(def |class |function |import |from \S+ import|const |let |var |return\b|if \(|for \(|while \(|#include|package |public |private |fn |func |impl |}\s*$|{\s*$|.*;\s*$|@\w+)/;
 
 /** Classifies a piece of content. */
 export function detectKind(text: string): MlContentKind {
@@ -43,6 +44,7 @@ export function longStrings(value: unknown, minChars: number, out: string[] = []
   if (typeof value === 'string') {
     if (value.length >= minChars) out.push(value);
   } else if (Array.isArray(value)) for (const v of value) longStrings(v, minChars, out);
-  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) longStrings(v, minChars, out);
+  else if (value !== null && typeof value === 'object')
+    for (const v of Object.values(value)) longStrings(v, minChars, out);
   return out;
 }

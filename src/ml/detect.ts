@@ -5,7 +5,8 @@ import { join } from 'node:path';
 export const MODEL_FILES = ['config.json', 'tokenizer.json', 'model.onnx'] as const;
 
 /** The command that installs the optional runtime. */
-export const ML_INSTALL_HINT = 'ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node @huggingface/tokenizers';
+export const ML_INSTALL_HINT =
+  'ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node @huggingface/tokenizers';
 
 function resolvable(name: string): boolean {
   try {
@@ -50,7 +51,10 @@ export function mlPreflight(input: MlStatusInput): MlStatusLine | undefined {
   const installed = input.installed ?? mlRuntimeInstalled();
   if (!input.enabled) {
     return installed
-      ? { level: 'info', text: 'ML compression: installed but not enabled (start with --mlcompress to use it)' }
+      ? {
+          level: 'info',
+          text: 'ML compression: installed but not enabled (start with --mlcompress to use it)',
+        }
       : undefined;
   }
   if (!installed) {

@@ -32,12 +32,16 @@ export async function loadMlCompressor(config: Config, logger: Logger): Promise<
       timeoutMs: config.mlcompressTimeout,
     });
     if (ml.fellBack.length > 0 && config.mlcompressDevice !== 'auto') {
-      logger.warn(`ML compression: device ${config.mlcompressDevice} unavailable, using ${ml.provider} (${ml.fellBack.join('; ')})`);
+      logger.warn(
+        `ML compression: device ${config.mlcompressDevice} unavailable, using ${ml.provider} (${ml.fellBack.join('; ')})`,
+      );
     }
     logger.debug(`ML compression: model loaded in ${Math.round(ml.loadMs)} ms`);
     return ml;
   } catch (err) {
-    logger.warn(`ML compression: the model in ${config.mlcompressModel} could not be loaded; running without it (${String((err as Error).message ?? err)})`);
+    logger.warn(
+      `ML compression: the model in ${config.mlcompressModel} could not be loaded; running without it (${String((err as Error).message ?? err)})`,
+    );
     return undefined;
   }
 }

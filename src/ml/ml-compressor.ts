@@ -135,7 +135,10 @@ export async function startMlCompressor(options: MlCompressorOptions): Promise<M
         typeof m.content === 'string'
           ? [[-1, m.content]]
           : Array.isArray(m.content)
-            ? m.content.flatMap((p, k): Array<[number, string]> => (p.type === 'text' && typeof p.text === 'string' ? [[k, p.text]] : []))
+            ? m.content.flatMap(
+                (p, k): Array<[number, string]> =>
+                  p.type === 'text' && typeof p.text === 'string' ? [[k, p.text]] : [],
+              )
             : [];
       for (const [part, text] of eligible ? texts : []) {
         if (text.length < minChars) continue;
@@ -144,7 +147,15 @@ export async function startMlCompressor(options: MlCompressorOptions): Promise<M
         const units = kind === 'json' ? longStrings(JSON.parse(text), minJsonChars) : [text];
         if (units.length === 0) continue;
         // Causal: the question is the latest user message *before* this piece (principle 2).
-        slots.push({ message: i, part, text, kind, units, question, key: `${contentHash(text)}:${options.rate}` });
+        slots.push({
+          message: i,
+          part,
+          text,
+          kind,
+          units,
+          question,
+          key: `${contentHash(text)}:${options.rate}`,
+        });
       }
       if (m.role === 'user') question = questionWordSet(contentText(m.content));
     });
@@ -208,11 +219,15 @@ export async function startMlCompressor(options: MlCompressorOptions): Promise<M
         after += forwarded.length;
         const msg = { ...out[slot.message]! };
         if (slot.part < 0) msg.content = forwarded;
-        else msg.content = (msg.content as Array<{ type: string }>).map((p, k) => (k === slot.part ? { ...p, text: forwarded } : p));
+        else
+          msg.content = (msg.content as Array<{ type: string }>).map((p, k) =>
+            k === slot.part ? { ...p, text: forwarded } : p,
+          );
         out[slot.message] = msg;
         changed.add(slot.message);
       }
-      const transforms = changed.size > 0 ? [`mlcompress:${changed.size}:${(after / before).toFixed(2)}`] : [];
+      const transforms =
+        changed.size > 0 ? [`mlcompress:${changed.size}:${(after / before).toFixed(2)}`] : [];
       return { messages: out, ccrEntries, changed, transforms, timedOut };
     },
     async close() {

@@ -18,7 +18,8 @@ const WORD_RE = /\S+/g;
 /** Splits text into whitespace-separated words with offsets. */
 export function splitWords(text: string): Word[] {
   const words: Word[] = [];
-  for (const m of text.matchAll(WORD_RE)) words.push({ text: m[0], start: m.index, end: m.index + m[0].length });
+  for (const m of text.matchAll(WORD_RE))
+    words.push({ text: m[0], start: m.index, end: m.index + m[0].length });
   return words;
 }
 
@@ -47,7 +48,9 @@ export function isForcedWord(word: string, questionWords: ReadonlySet<string>): 
 
 /** Function words never forced by the question (they carry no evidence). */
 const QUESTION_STOP_WORDS = new Set(
-  'the and for are was were with from this that these those what when where which who why how did does can could would should will not but all any its has have had you your our their there here into about after before than then them they been being'.split(' '),
+  'the and for are was were with from this that these those what when where which who why how did does can could would should will not but all any its has have had you your our their there here into about after before than then them they been being'.split(
+    ' ',
+  ),
 );
 
 /** The set of content words of the latest user question (3+ letters, no function words). */
@@ -65,7 +68,12 @@ export function questionWordSet(question: string): Set<string> {
  * until `rate` of the words are kept (ties broken by position, so the result
  * is deterministic). Returns kept indices in order.
  */
-export function selectWords(words: readonly Word[], keepProb: readonly number[], rate: number, questionWords: ReadonlySet<string>): number[] {
+export function selectWords(
+  words: readonly Word[],
+  keepProb: readonly number[],
+  rate: number,
+  questionWords: ReadonlySet<string>,
+): number[] {
   const target = Math.max(1, Math.round(words.length * rate));
   const keep = new Uint8Array(words.length);
   let kept = 0;

@@ -26,7 +26,9 @@ function cudaLibraryPresent(): boolean {
   try {
     const entry = fileURLToPath(import.meta.resolve('onnxruntime-node'));
     const root = entry.slice(0, entry.lastIndexOf('/dist/'));
-    const dirs = readdirSync(join(root, 'bin')).map((napi) => join(root, 'bin', napi, process.platform, process.arch));
+    const dirs = readdirSync(join(root, 'bin')).map((napi) =>
+      join(root, 'bin', napi, process.platform, process.arch),
+    );
     return dirs.some((d) => existsSync(join(d, 'libonnxruntime_providers_cuda.so')));
   } catch {
     return false;
@@ -45,7 +47,9 @@ async function load(data: InitData) {
   const ort: Ort = await import('onnxruntime-node');
   const { Tokenizer } = await import('@huggingface/tokenizers');
   const tokenizerJson = JSON.parse(await readFile(join(data.modelDir, 'tokenizer.json'), 'utf8'));
-  const config = JSON.parse(await readFile(join(data.modelDir, 'config.json'), 'utf8')) as { label2id?: Record<string, number> };
+  const config = JSON.parse(await readFile(join(data.modelDir, 'config.json'), 'utf8')) as {
+    label2id?: Record<string, number>;
+  };
   const tokenizer = new Tokenizer(tokenizerJson, {});
   const modelBytes = await readFile(join(data.modelDir, 'model.onnx'));
   let session: Session | undefined;
@@ -53,7 +57,10 @@ async function load(data: InitData) {
   const errors: string[] = [];
   for (const eps of providersFor(data.device)) {
     try {
-      session = await ort.InferenceSession.create(modelBytes, { executionProviders: eps, logSeverityLevel: 3 });
+      session = await ort.InferenceSession.create(modelBytes, {
+        executionProviders: eps,
+        logSeverityLevel: 3,
+      });
       provider = eps[0]!;
       break;
     } catch (err) {
@@ -73,7 +80,12 @@ type Loaded = Awaited<ReturnType<typeof load>>;
 
 /** Token ids per word, and windows of at most 510 tokens that never split a word. */
 function windows(m: Loaded, words: string[]) {
-  const ids = words.map((w) => m.tokenizer.encode(w, { add_special_tokens: false }).ids.map(BigInt).slice(0, MAX_TOKENS - 2));
+  const ids = words.map((w) =>
+    m.tokenizer
+      .encode(w, { add_special_tokens: false })
+      .ids.map(BigInt)
+      .slice(0, MAX_TOKENS - 2),
+  );
   const out: Array<{ firstWord: number; ids: bigint[][] }> = [];
   let current: { firstWord: number; ids: bigint[][] } = { firstWord: 0, ids: [] };
   let length = 0;
@@ -120,7 +132,10 @@ async function classify(m: Loaded, pieces: string[][], maxBatch: number): Promis
       attention_mask: new m.ort.Tensor('int64', mask, [batch.length, seq]),
     };
     if (m.session.inputNames.includes('token_type_ids')) {
-      feeds.token_type_ids = new m.ort.Tensor('int64', new BigInt64Array(batch.length * seq), [batch.length, seq]);
+      feeds.token_type_ids = new m.ort.Tensor('int64', new BigInt64Array(batch.length * seq), [
+        batch.length,
+        seq,
+      ]);
     }
     const out = await m.session.run(feeds);
     const logits = out[m.session.outputNames[0]!]!.data as Float32Array;
@@ -155,8 +170,18 @@ const init = workerData as InitData;
 const started = performance.now();
 const loading = load(init);
 loading.then(
-  (m) => port.postMessage({ type: 'ready', provider: m.provider, fellBack: m.fellBack, loadMs: performance.now() - started } satisfies WorkerReply),
-  (err: unknown) => port.postMessage({ type: 'failed', message: String((err as Error)?.message ?? err) } satisfies WorkerReply),
+  (m) =>
+    port.postMessage({
+      type: 'ready',
+      provider: m.provider,
+      fellBack: m.fellBack,
+      loadMs: performance.now() - started,
+    } satisfies WorkerReply),
+  (err: unknown) =>
+    port.postMessage({
+      type: 'failed',
+      message: String((err as Error)?.message ?? err),
+    } satisfies WorkerReply),
 );
 port.on('message', async (req: WorkerRequest) => {
   try {
@@ -164,6 +189,10 @@ port.on('message', async (req: WorkerRequest) => {
     const probs = await classify(m, req.pieces, init.maxBatch);
     port.postMessage({ type: 'result', id: req.id, probs } satisfies WorkerReply);
   } catch (err) {
-    port.postMessage({ type: 'error', id: req.id, message: String((err as Error)?.message ?? err) } satisfies WorkerReply);
+    port.postMessage({
+      type: 'error',
+      id: req.id,
+      message: String((err as Error)?.message ?? err),
+    } satisfies WorkerReply);
   }
 });

@@ -31,7 +31,12 @@ import { createUpstreamClient } from './upstream.js';
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
-const OWN_V1_PATHS = new Set(['/v1/compress']);
+const OWN_V1_PATHS = new Set(['/v1/compress', '/v1/retrieve', '/v1/toin']);
+
+/** svc's own /v1 endpoints: a request for one of them never goes upstream, whatever its method. */
+function isOwnV1Path(path: string): boolean {
+  return OWN_V1_PATHS.has(path) || path.startsWith('/v1/retrieve/');
+}
 
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [
@@ -102,7 +107,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
-      if (req.path.startsWith('/v1/') && !OWN_V1_PATHS.has(req.path))
+      if (req.path.startsWith('/v1/') && !isOwnV1Path(req.path))
         return void handleProxy(ctx, req, res, undefined);
       sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },

@@ -15,7 +15,12 @@ export interface StartupLine {
  * off: a hint; on but not installed or no model: a warning with the install
  * command and the model path). `mlProvider` is set when the model loaded.
  */
-export function startupLines(config: Config, url: string, mlInstalled: boolean, mlProvider?: string): StartupLine[] {
+export function startupLines(
+  config: Config,
+  url: string,
+  mlInstalled: boolean,
+  mlProvider?: string,
+): StartupLine[] {
   const lines: StartupLine[] = [
     { level: 'info', text: `svc listening on ${url}` },
     {

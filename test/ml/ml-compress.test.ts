@@ -13,7 +13,8 @@ let dir: string;
 let modelDir: string;
 let ml: MlCompressor;
 
-const FILLER = 'the service answered slowly because the queue was full and the workers were waiting for the database to respond';
+const FILLER =
+  'the service answered slowly because the queue was full and the workers were waiting for the database to respond';
 
 function prose(sentences: number): string {
   return Array.from({ length: sentences }, (_, i) => `${FILLER} during window ${i}.`).join(' ');
@@ -23,7 +24,11 @@ function convo(toolText: string, question = 'what happened?'): ChatMessage[] {
   return [
     { role: 'system', content: `system prompt ${prose(20)}` },
     { role: 'user', content: question },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'logs', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'logs', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'c1', content: toolText },
     { role: 'user', content: prose(15) },
   ];
@@ -72,7 +77,14 @@ describe('ML compression with the tiny generated classifier', () => {
   });
 
   it('changes only long JSON string values, never keys or structure', async () => {
-    const doc = { id: 'r-1', items: [{ name: 'a', note: prose(12) }, { name: 'b', note: 'short' }], count: 2 };
+    const doc = {
+      id: 'r-1',
+      items: [
+        { name: 'a', note: prose(12) },
+        { name: 'b', note: 'short' },
+      ],
+      count: 2,
+    };
     const text = JSON.stringify(doc, null, 2);
     const out = await ml.compress(convo(text));
     const compressed = out.messages[3]!.content as string;
@@ -86,7 +98,9 @@ describe('ML compression with the tiny generated classifier', () => {
   });
 
   it('leaves code, system messages and the latest user message alone', async () => {
-    const code = Array.from({ length: 60 }, (_, i) => `function f${i}(x) {\n  return x + ${i};\n}`).join('\n');
+    const code = Array.from({ length: 60 }, (_, i) => `function f${i}(x) {\n  return x + ${i};\n}`).join(
+      '\n',
+    );
     const messages = convo(code);
     const out = await ml.compress(messages);
     expect(out.messages[3]).toBe(messages[3]);
@@ -117,9 +131,13 @@ describe('ML compression with the tiny generated classifier', () => {
   });
 
   it('makes no network access at any point', () => {
-    const child = spawnSync(process.execPath, ['--require', './test/ml/no-network-preload.cjs', 'test/ml/run-ml-child.mjs', modelDir], {
-      encoding: 'utf8',
-    });
+    const child = spawnSync(
+      process.execPath,
+      ['--require', './test/ml/no-network-preload.cjs', 'test/ml/run-ml-child.mjs', modelDir],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(child.stderr).not.toContain('NETWORK ATTEMPT');
     expect(child.status).toBe(0);
     expect(JSON.parse(child.stdout).changed).toEqual([1]);
@@ -128,30 +146,50 @@ describe('ML compression with the tiny generated classifier', () => {
 
 describe('ML start-up lines (spec 1.9)', () => {
   it('hints when installed but not enabled', () => {
-    expect(mlPreflight({ enabled: false, device: 'auto', rate: 0.3, modelDir, installed: true })?.text).toMatch(/--mlcompress/);
-    expect(mlPreflight({ enabled: false, device: 'auto', rate: 0.3, modelDir, installed: false })).toBeUndefined();
+    expect(
+      mlPreflight({ enabled: false, device: 'auto', rate: 0.3, modelDir, installed: true })?.text,
+    ).toMatch(/--mlcompress/);
+    expect(
+      mlPreflight({ enabled: false, device: 'auto', rate: 0.3, modelDir, installed: false }),
+    ).toBeUndefined();
   });
 
   it('warns with the install command when enabled but the runtime is missing', () => {
-    const line = mlPreflight({ enabled: true, device: 'auto', rate: 0.3, modelDir: '/nowhere/model', installed: false });
+    const line = mlPreflight({
+      enabled: true,
+      device: 'auto',
+      rate: 0.3,
+      modelDir: '/nowhere/model',
+      installed: false,
+    });
     expect(line?.level).toBe('warn');
     expect(line?.text).toContain(ML_INSTALL_HINT);
     expect(line?.text).toContain('/nowhere/model');
   });
 
   it('warns with the expected path when the model is missing', () => {
-    const line = mlPreflight({ enabled: true, device: 'auto', rate: 0.3, modelDir: join(dir, 'empty'), installed: true });
+    const line = mlPreflight({
+      enabled: true,
+      device: 'auto',
+      rate: 0.3,
+      modelDir: join(dir, 'empty'),
+      installed: true,
+    });
     expect(line?.level).toBe('warn');
     expect(line?.text).toContain(join(dir, 'empty'));
     expect(line?.text).toContain('model.onnx');
   });
 
   it('is silent before loading when everything is in place, then names device and rate', () => {
-    expect(mlPreflight({ enabled: true, device: 'auto', rate: 0.3, modelDir, installed: true })).toBeUndefined();
+    expect(
+      mlPreflight({ enabled: true, device: 'auto', rate: 0.3, modelDir, installed: true }),
+    ).toBeUndefined();
     expect(mlEnabledLine('cpu', 0.3).text).toBe('ML compression: enabled (device=cpu, rate=0.3)');
   });
 
   it('a model folder that cannot load rejects start with the reason', async () => {
-    await expect(startMlCompressor({ modelDir: join(dir, 'empty'), device: 'cpu', rate: 0.3, timeoutMs: 100 })).rejects.toThrow(/ENOENT|no such file/);
+    await expect(
+      startMlCompressor({ modelDir: join(dir, 'empty'), device: 'cpu', rate: 0.3, timeoutMs: 100 }),
+    ).rejects.toThrow(/ENOENT|no such file/);
   });
 });

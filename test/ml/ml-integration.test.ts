@@ -12,7 +12,8 @@ let upstream: MockUpstream;
 
 const PROSE = Array.from(
   { length: 40 },
-  (_, i) => `the deployment answered slowly because the queue was full and the workers were waiting during window ${i}.`,
+  (_, i) =>
+    `the deployment answered slowly because the queue was full and the workers were waiting during window ${i}.`,
 ).join(' ');
 
 function chatBody() {
@@ -20,7 +21,11 @@ function chatBody() {
     model: 'gpt-4o',
     messages: [
       { role: 'user', content: 'why was it slow?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'notes', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'notes', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: PROSE },
       { role: 'user', content: 'summarize' },
     ],
@@ -32,7 +37,12 @@ beforeAll(async () => {
   modelDir = join(dir, 'model');
   execFileSync(process.execPath, ['scripts/make-ml-model.js', '--kind', 'tiny', '--out', modelDir]);
   upstream = await startMockUpstream((_req, res) =>
-    replyJson(res, 200, { id: 'x', object: 'chat.completion', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+    replyJson(res, 200, {
+      id: 'x',
+      object: 'chat.completion',
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: 1 },
+    }),
   );
 });
 
@@ -44,7 +54,12 @@ afterAll(async () => {
 describe('--mlcompress through the proxy', () => {
   it('forwards prose shortened by the model, with a redeemable marker', async () => {
     const svc = await startSvc({
-      flags: { mlcompress: true, 'mlcompress-model': modelDir, 'compat-api-url': `${upstream.url}/v1`, cache: false },
+      flags: {
+        mlcompress: true,
+        'mlcompress-model': modelDir,
+        'compat-api-url': `${upstream.url}/v1`,
+        cache: false,
+      },
     });
     try {
       expect(svc.server.ctx.mlProvider).toBe('cpu');
@@ -97,7 +112,15 @@ describe('svc compress --mlcompress', () => {
     writeFileSync(input, JSON.stringify(chatBody()));
     const run = spawnSync(
       process.execPath,
-      ['bin/run.js', 'compress', input, '--mlcompress', '--mlcompress-model', join(dir, 'missing'), '--no-record'],
+      [
+        'bin/run.js',
+        'compress',
+        input,
+        '--mlcompress',
+        '--mlcompress-model',
+        join(dir, 'missing'),
+        '--no-record',
+      ],
       { encoding: 'utf8', env: { ...process.env, SERVICE_HOME: dir } },
     );
     expect(run.status).toBe(0);

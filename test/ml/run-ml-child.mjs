@@ -3,7 +3,10 @@
 import { startMlCompressor } from '../../dist/src/ml/ml-compressor.js';
 
 const [modelDir] = process.argv.slice(2);
-const prose = Array.from({ length: 30 }, (_, i) => `The worker ${i} was slow because the queue of the service was full at that time.`).join(' ');
+const prose = Array.from(
+  { length: 30 },
+  (_, i) => `The worker ${i} was slow because the queue of the service was full at that time.`,
+).join(' ');
 const c = await startMlCompressor({ modelDir, device: 'auto', rate: 0.3, timeoutMs: 10_000 });
 const out = await c.compress([
   { role: 'user', content: 'why slow?' },

@@ -135,3 +135,28 @@ describe('retrieval endpoints', () => {
     expect(Object.values(file.shapes)[0]).toMatchObject({ tool: 'list_jobs', compressed: 1, retrieved: 1 });
   });
 });
+
+describe("svc's own /v1 endpoints never go upstream", () => {
+  it('answers a wrong method on /v1/retrieve and /v1/toin itself (404), without calling the upstream', async () => {
+    const { startMockUpstream } = await import('../server/helpers.js');
+    const upstream = await startMockUpstream((_req, res) => {
+      res.end('upstream');
+    });
+    try {
+      svc = await startSvc({
+        flags: { 'compat-api-url': `${upstream.url}/v1`, 'messages-api-url': `${upstream.url}/v1` },
+      });
+      for (const [method, path] of [
+        ['DELETE', `/v1/retrieve/${'a'.repeat(24)}`],
+        ['PUT', '/v1/retrieve'],
+        ['POST', '/v1/toin'],
+      ] as const) {
+        const res = await fetch(`${svc.url}${path}`, { method });
+        expect(res.status).toBe(404);
+      }
+      expect(upstream.requests).toHaveLength(0);
+    } finally {
+      await upstream.close();
+    }
+  });
+});

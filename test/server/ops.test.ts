@@ -190,8 +190,8 @@ describe('start-up lines', () => {
   });
 
   it('ML enabled and installed but no model: a warning naming the expected folder', () => {
-    const ml = startupLines(config({ mlcompress: true, 'mlcompress-model': '/nowhere/m' }), 'u', true).find((l) =>
-      l.text.startsWith('ML'),
+    const ml = startupLines(config({ mlcompress: true, 'mlcompress-model': '/nowhere/m' }), 'u', true).find(
+      (l) => l.text.startsWith('ML'),
     );
     expect(ml).toMatchObject({ level: 'warn' });
     expect(ml!.text).toContain('/nowhere/m');

@@ -18,7 +18,9 @@ net.Socket.prototype.connect = function connect(...args) {
   let options;
   if (Array.isArray(first)) options = first[0];
   else if (typeof first === 'object' && first !== null) options = first;
-  else options = typeof first === 'string' && !/^\d+$/.test(first) ? { path: first } : { port: first, host: args[1] };
+  else
+    options =
+      typeof first === 'string' && !/^\d+$/.test(first) ? { path: first } : { port: first, host: args[1] };
   if (!options.path && !isLoopback(options.host)) {
     const err = new Error(`svc tests may only connect to loopback; refused ${options.host}:${options.port}`);
     err.code = 'SVC_TEST_NON_LOOPBACK';

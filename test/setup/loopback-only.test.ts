@@ -8,7 +8,9 @@ describe('the tests themselves stay on loopback', () => {
   });
 
   it('refuses it in child processes too', () => {
-    const child = spawnSync(process.execPath, ['-e', "require('node:net').connect(443, '192.0.2.1')"], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['-e', "require('node:net').connect(443, '192.0.2.1')"], {
+      encoding: 'utf8',
+    });
     expect(child.status).not.toBe(0);
     expect(child.stderr).toContain('only connect to loopback');
   });
