@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** A redis-server the test started on a free loopback port. */
 export interface TestRedis {
@@ -23,7 +24,21 @@ export interface TestRedis {
 export interface TestRedisOptions {
   /** Keep data across `stop`/`start` (append-only file, fsync on every write). */
   persist?: boolean;
+  /** Require this password (`url` then carries it). */
+  password?: string;
+  /** Serve TLS only (`rediss://`), with the test certificates of `test/redis/fixtures/tls`. */
+  tls?: boolean;
 }
+
+/** The test CA that signed the TLS server certificate (for NODE_EXTRA_CA_CERTS). */
+export const TEST_CA = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'redis',
+  'fixtures',
+  'tls',
+  'ca.pem',
+);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,12 +58,24 @@ export async function startTestRedis(options: TestRedisOptions = {}): Promise<Te
   const persistence = options.persist
     ? ['--appendonly', 'yes', '--appendfsync', 'always']
     : ['--appendonly', 'no'];
+  const tlsDir = dirname(TEST_CA);
+  const listen = options.tls
+    ? ['--port', '0', '--tls-port', String(port), '--tls-auth-clients', 'no']
+        .concat([
+          '--tls-cert-file',
+          join(tlsDir, 'server.pem'),
+          '--tls-key-file',
+          join(tlsDir, 'server-key.pem'),
+        ])
+        .concat(['--tls-ca-cert-file', TEST_CA])
+    : ['--port', String(port)];
+  const auth = options.password ? ['--requirepass', options.password] : [];
   let child: ChildProcess | undefined;
   const start = () =>
     new Promise<void>((resolve, reject) => {
       const proc = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence],
+        [...listen, '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...persistence, ...auth],
         {
           stdio: ['ignore', 'pipe', 'ignore'],
         },
@@ -78,7 +105,7 @@ export async function startTestRedis(options: TestRedisOptions = {}): Promise<Te
     });
   return {
     port,
-    url: `redis://127.0.0.1:${port}/0`,
+    url: `${options.tls ? 'rediss' : 'redis'}://${options.password ? `:${options.password}@` : ''}127.0.0.1:${port}/0`,
     start,
     stop,
     pause: () => void child?.kill('SIGSTOP'),
