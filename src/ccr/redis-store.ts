@@ -3,6 +3,7 @@ import { SvcError } from '../errors.js';
 import type { SharedStore } from '../store/redis.js';
 import type { CcrStore } from './store.js';
 
+/** Options of `createRedisCcrStore`. */
 export interface RedisCcrStoreOptions {
   /** Time to live in seconds. */
   ttlSeconds: number;

@@ -51,6 +51,7 @@ function flattenMetrics(metrics: MetricJson[], out: Flat): Flat {
   return out;
 }
 
+/** Options of `createFleetStats`. */
 export interface FleetStatsOptions {
   live: LiveStats;
   registry: Registry;

@@ -18,6 +18,7 @@ const WINDOW_KEEP_MS = 24 * 3600 * 1000;
 /** Most settlements kept while the store is unreachable; beyond, the oldest are logged and dropped. */
 const MAX_PENDING = 100_000;
 
+/** Options of `createRedisBudget`. */
 export interface RedisBudgetOptions {
   limits: BudgetLimits;
   now?: () => number;

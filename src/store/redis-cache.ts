@@ -26,6 +26,7 @@ export function decodeCachedResponse(bytes: Buffer): CachedResponse | undefined 
   }
 }
 
+/** Options of `createRedisResponseCache` (the bounds are those of `--cache-*`). */
 export interface RedisResponseCacheOptions {
   maxEntries: number;
   ttlS: number;

@@ -8,6 +8,7 @@ import { createRedisBudget } from './redis-budget.js';
 import { createRedisResponseCache } from './redis-cache.js';
 import { createRedisRateLimiter } from './redis-rate-limiter.js';
 
+/** Options of `createRedisGuards`. */
 export interface RedisGuardsOptions {
   now: () => number;
   logger: Logger;

@@ -71,6 +71,7 @@ function defineScripts(redis: Redis): RateCommands {
   return redis as unknown as RateCommands;
 }
 
+/** Options of `createRedisRateLimiter` (per-minute limits of `--rate-limit-*`). */
 export interface RedisRateLimiterOptions {
   rpm: number;
   tpm: number;

@@ -30,6 +30,7 @@ export interface SavingsStore {
   close(): Promise<boolean>;
 }
 
+/** Options of `RedisSavingsStore`. */
 export interface RedisSavingsOptions {
   logger?: Logger;
   now?: () => number;

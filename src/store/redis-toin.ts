@@ -26,6 +26,7 @@ type Op =
     }
   | { k: 'r'; hash: string; fields: string[]; at: string; ms: number };
 
+/** Options of `openRedisToinStore`. */
 export interface RedisToinStoreOptions {
   now?: () => number;
   logger: Logger;

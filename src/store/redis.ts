@@ -38,6 +38,7 @@ export function redactUrl(url: string): string {
   );
 }
 
+/** Options of `connectSharedStore`. */
 export interface ConnectStoreOptions {
   url: string;
   prefix: string;
