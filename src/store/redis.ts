@@ -153,6 +153,7 @@ export async function connectSharedStore(options: ConnectStoreOptions): Promise<
       { cause },
     );
   }
+  logger.info(`store: shared state in ${safeUrl} under the prefix "${prefix}"`);
   return {
     redis,
     prefix,
