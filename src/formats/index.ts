@@ -37,5 +37,6 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     maxTokens: intField(body.max_completion_tokens) ?? intField(body.max_tokens),
     messages,
     origins,
+    body,
   };
 }

@@ -60,36 +60,95 @@ export function valueEnd(text: string, i: number): number {
   return j;
 }
 
-/** Members of the object at `span`: key -> value span. */
-function objectMembers(text: string, span: Span): Map<string, Span> {
-  const out = new Map<string, Span>();
-  let i = skipWs(text, span.start + 1);
-  if (text.charCodeAt(i) === 0x7d) return out;
-  for (;;) {
-    const keyEnd = stringEnd(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
-    i = skipWs(text, keyEnd) + 1; // past ':'
-    const start = skipWs(text, i);
-    const end = valueEnd(text, start);
-    out.set(key, { start, end });
-    i = skipWs(text, end);
-    if (text.charCodeAt(i) === 0x7d) return out;
-    i = skipWs(text, i + 1); // past ','
-  }
+/** `undefined` stands for "value not known": scan the text. */
+type Known = unknown;
+
+const NO_VALUE = Symbol('unknown');
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Elements of the array at `span`. */
-function arrayElements(text: string, span: Span): Span[] {
-  const out: Span[] = [];
-  let i = skipWs(text, span.start + 1);
-  if (text.charCodeAt(i) === 0x5d) return out;
-  for (;;) {
-    const start = i;
-    const end = valueEnd(text, start);
-    out.push({ start, end });
-    i = skipWs(text, end);
-    if (text.charCodeAt(i) === 0x5d) return out;
-    i = skipWs(text, i + 1);
+function readKey(text: string, i: number, keyEnd: number): string {
+  const raw = text.slice(i + 1, keyEnd - 1);
+  return raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+}
+
+/**
+ * Finds value spans, guided by the already parsed value when it is known:
+ * a string is then skipped by comparing its standard JSON spelling with the
+ * text (one memcmp) instead of scanning it character by character, which is
+ * what makes splicing a body with a huge tool output cheap. Where text and
+ * value disagree (non-standard escapes, duplicate keys) it falls back to scanning.
+ */
+class Scanner {
+  private readonly spelled = new Map<string, string>();
+
+  constructor(readonly text: string) {}
+
+  private spelling(value: string): string {
+    if (value.length < 256) return JSON.stringify(value);
+    let s = this.spelled.get(value);
+    if (s === undefined) {
+      s = JSON.stringify(value);
+      this.spelled.set(value, s);
+    }
+    return s;
+  }
+
+  /** Index just after the value starting at `i`. */
+  end(i: number, value: Known = NO_VALUE): number {
+    const { text } = this;
+    const c = text.charCodeAt(i);
+    if (c === 0x22 && typeof value === 'string') {
+      const s = this.spelling(value);
+      return text.startsWith(s, i) ? i + s.length : stringEnd(text, i);
+    }
+    if (c === 0x5b && Array.isArray(value)) {
+      const els = this.elements({ start: i, end: -1 }, value);
+      return els.close;
+    }
+    if (c === 0x7b && isPlainObject(value)) return this.members({ start: i, end: -1 }, value).close;
+    return valueEnd(text, i);
+  }
+
+  /** Members of the object at `span`: key -> value span (and value); `close` is the index after `}`. */
+  members(span: Span, value: Known = NO_VALUE): { map: Map<string, Span & { value: Known }>; close: number } {
+    const { text } = this;
+    const obj = isPlainObject(value) ? value : undefined;
+    const map = new Map<string, Span & { value: Known }>();
+    let i = skipWs(text, span.start + 1);
+    if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
+    for (;;) {
+      const keyEnd = stringEnd(text, i);
+      const key = readKey(text, i, keyEnd);
+      i = skipWs(text, keyEnd) + 1; // past ':'
+      const start = skipWs(text, i);
+      const member = obj && Object.hasOwn(obj, key) ? obj[key] : NO_VALUE;
+      const end = this.end(start, member);
+      map.set(key, { start, end, value: member });
+      i = skipWs(text, end);
+      if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
+      i = skipWs(text, i + 1); // past ','
+    }
+  }
+
+  /** Elements of the array at `span`; `close` is the index after `]`. */
+  elements(span: Span, value: Known = NO_VALUE): { list: Array<Span & { value: Known }>; close: number } {
+    const { text } = this;
+    const arr = Array.isArray(value) ? value : undefined;
+    const list: Array<Span & { value: Known }> = [];
+    let i = skipWs(text, span.start + 1);
+    if (text.charCodeAt(i) === 0x5d) return { list, close: i + 1 };
+    for (let k = 0; ; k++) {
+      const start = i;
+      const element = arr && k < arr.length ? arr[k] : NO_VALUE;
+      const end = this.end(start, element);
+      list.push({ start, end, value: element });
+      i = skipWs(text, end);
+      if (text.charCodeAt(i) === 0x5d) return { list, close: i + 1 };
+      i = skipWs(text, i + 1);
+    }
   }
 }
 
@@ -163,17 +222,18 @@ export class JsonEdits {
   }
 }
 
-function rewrite(text: string, span: Span, n: EditNode): string {
+function rewrite(scan: Scanner, span: Span, n: EditNode, value: Known): string {
+  const { text } = scan;
   if (n.set !== undefined) return n.set;
   const c = text.charCodeAt(span.start);
   if (c === 0x7b) {
     if (n.children.size === 0 && n.add.size === 0) return text.slice(span.start, span.end);
-    const members = objectMembers(text, span);
+    const members = scan.members(span, value).map;
     const pieces: Array<[Span, string]> = [];
     for (const [key, child] of n.children) {
       const member = members.get(String(key));
       if (!member) throw new RangeError(`no member "${key}" to edit`);
-      pieces.push([member, rewrite(text, member, child)]);
+      pieces.push([member, rewrite(scan, member, child, member.value)]);
     }
     let out = splice(text, span, pieces);
     if (n.add.size > 0) {
@@ -183,7 +243,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
     return out;
   }
   if (c === 0x5b) {
-    const elements = arrayElements(text, span);
+    const elements = scan.elements(span, value).list;
     const restructured = n.remove.size > 0 || n.insert.size > 0;
     if (!restructured) {
       if (n.children.size === 0) return text.slice(span.start, span.end);
@@ -191,7 +251,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
       for (const [key, child] of n.children) {
         const el = elements[key as number];
         if (!el) throw new RangeError(`no element ${key} to edit`);
-        pieces.push([el, rewrite(text, el, child)]);
+        pieces.push([el, rewrite(scan, el, child, el.value)]);
       }
       return splice(text, span, pieces);
     }
@@ -200,7 +260,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
       items.push(...(n.insert.get(i) ?? []));
       if (n.remove.has(i)) return;
       const child = n.children.get(i);
-      items.push(child ? rewrite(text, el, child) : text.slice(el.start, el.end));
+      items.push(child ? rewrite(scan, el, child, el.value) : text.slice(el.start, el.end));
     });
     items.push(...(n.insert.get(elements.length) ?? []));
     return `[${items.join(',')}]`;
@@ -221,16 +281,23 @@ function splice(text: string, span: Span, pieces: Array<[Span, string]>): string
 
 /**
  * Applies `edits` to the JSON document `text`; everything not edited keeps
- * its original characters. Throws when a path does not exist.
+ * its original characters. `parsed` (the document's `JSON.parse` result), when
+ * given, makes finding values fast. Throws when a path does not exist.
  *
  * @example
  * const edits = new JsonEdits();
  * edits.set(['messages', 3, 'content'], 'shorter');
- * applyJsonEdits(original, edits);
+ * applyJsonEdits(original, edits, JSON.parse(original));
  */
-export function applyJsonEdits(text: string, edits: JsonEdits): string {
+export function applyJsonEdits(text: string, edits: JsonEdits, parsed?: unknown): string {
   if (edits.size === 0) return text;
   const start = skipWs(text, 0);
-  const span = { start, end: valueEnd(text, start) };
-  return text.slice(0, start) + rewrite(text, span, edits.root) + text.slice(span.end);
+  // A JSON text is one value: it ends at the last non-whitespace character.
+  const end = text.trimEnd().length;
+  const scan = new Scanner(text);
+  return (
+    text.slice(0, start) +
+    rewrite(scan, { start, end }, edits.root, parsed === undefined ? NO_VALUE : parsed) +
+    text.slice(end)
+  );
 }

@@ -98,7 +98,7 @@ export function spliceRequest(
     edits.insert(format.messagesPath, before, format.fromChat(msg));
   });
   if (edits.size === 0) return undefined;
-  return applyJsonEdits(text, edits);
+  return applyJsonEdits(text, edits, parsed.body);
 }
 
 export type { JsonPath };
