@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
+import { applyJsonEdits, JsonEdits } from './json-spans.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
 /** Why an engine output could not be written back (then the original is forwarded). */
@@ -100,5 +100,3 @@ export function spliceRequest(
   if (edits.size === 0) return undefined;
   return applyJsonEdits(text, edits, parsed.body);
 }
-
-export type { JsonPath };

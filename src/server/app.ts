@@ -27,6 +27,7 @@ const OWN_V1_PATHS = new Set(['/v1/compress']);
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [healthRoutes, compressRoutes, proxyRoutes, requestLogRoutes, telemetryRoutes];
 
+/** What `createSvcServer` needs; everything but `config` has a default. */
 export interface SvcServerOptions {
   config: Config;
   logger?: Logger;
@@ -37,6 +38,7 @@ export interface SvcServerOptions {
   compress?: CompressFn;
 }
 
+/** A built server: its context, and how to start and stop it. */
 export interface SvcServer {
   ctx: ServerContext;
   /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`). */
