@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -240,6 +240,31 @@ describe('svc serve (the built CLI)', () => {
     expect(res.status).toBe(200);
     expect(await exited).toBe(0);
     rmSync(home, { recursive: true, force: true });
+  });
+
+  it('a port in use or an unusable --log-file: one clear line and a non-zero exit', async () => {
+    const busy = await startMockUpstream(() => undefined);
+    const port = new URL(busy.url).port;
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-file-')), 'not-a-dir');
+    writeFileSync(file, '');
+    const run = (extra: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['bin/run.js', 'serve', '--no-telemetry', ...extra], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (d) => {
+          stderr += d;
+        });
+        child.on('exit', (code) => resolve({ code, stderr }));
+      });
+    const inUse = await run(['--port', port]);
+    expect(inUse.code).toBe(1);
+    expect(inUse.stderr).toContain('EADDRINUSE');
+    const badLog = await run(['--port', '0', '--log-file', join(file, 'x.jsonl')]);
+    expect(badLog.code).toBe(2);
+    expect(badLog.stderr).toContain('--log-file');
+    await busy.close();
   });
 
   it('refuses an invalid option at start with a clear message', async () => {
