@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,10 @@ import { MESSAGES_REPLY } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
 let upstream: MockUpstream | undefined;
+/** CLI processes a test started: killed after each test, so a failing test leaves none behind. */
+const children: ChildProcess[] = [];
 afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
   await svc?.close();
   await upstream?.close();
   svc = upstream = undefined;
