@@ -223,6 +223,7 @@ describe('svc serve (the built CLI)', () => {
         stdio: ['ignore', 'ignore', 'pipe'],
       },
     );
+    children.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
@@ -255,6 +256,7 @@ describe('svc serve (the built CLI)', () => {
         const child = spawn(process.execPath, ['bin/run.js', 'serve', '--no-telemetry', ...extra], {
           stdio: ['ignore', 'ignore', 'pipe'],
         });
+        children.push(child);
         let stderr = '';
         child.stderr.on('data', (d) => {
           stderr += d;
@@ -274,6 +276,7 @@ describe('svc serve (the built CLI)', () => {
     const child = spawn(process.execPath, ['bin/run.js', 'serve', '--port', '70000'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    children.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
