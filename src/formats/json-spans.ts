@@ -60,8 +60,12 @@ export function valueEnd(text: string, i: number): number {
   return j;
 }
 
-/** `undefined` stands for "value not known": scan the text. */
+/** A parsed value guiding the scan, or NO_VALUE when not known (then the text is scanned). */
 type Known = unknown;
+
+type ContainerSpans =
+  | { map: Map<string, Span & { value: Known }>; close: number }
+  | { list: Array<Span & { value: Known }>; close: number };
 
 const NO_VALUE = Symbol('unknown');
 
@@ -83,6 +87,8 @@ function readKey(text: string, i: number, keyEnd: number): string {
  */
 class Scanner {
   private readonly spelled = new Map<string, string>();
+  /** Member / element spans of each parsed container, found once (a JSON.parse result holds each object once). */
+  private readonly found = new WeakMap<object, ContainerSpans>();
 
   constructor(readonly text: string) {}
 
@@ -114,8 +120,19 @@ class Scanner {
 
   /** Members of the object at `span`: key -> value span (and value); `close` is the index after `}`. */
   members(span: Span, value: Known = NO_VALUE): { map: Map<string, Span & { value: Known }>; close: number } {
-    const { text } = this;
     const obj = isPlainObject(value) ? value : undefined;
+    const known = obj && this.found.get(obj);
+    if (known && 'map' in known) return known;
+    const result = this.scanMembers(span, obj);
+    if (obj) this.found.set(obj, result);
+    return result;
+  }
+
+  private scanMembers(
+    span: Span,
+    obj: Record<string, unknown> | undefined,
+  ): { map: Map<string, Span & { value: Known }>; close: number } {
+    const { text } = this;
     const map = new Map<string, Span & { value: Known }>();
     let i = skipWs(text, span.start + 1);
     if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
@@ -135,8 +152,19 @@ class Scanner {
 
   /** Elements of the array at `span`; `close` is the index after `]`. */
   elements(span: Span, value: Known = NO_VALUE): { list: Array<Span & { value: Known }>; close: number } {
-    const { text } = this;
     const arr = Array.isArray(value) ? value : undefined;
+    const known = arr && this.found.get(arr);
+    if (known && 'list' in known) return known;
+    const result = this.scanElements(span, arr);
+    if (arr) this.found.set(arr, result);
+    return result;
+  }
+
+  private scanElements(
+    span: Span,
+    arr: unknown[] | undefined,
+  ): { list: Array<Span & { value: Known }>; close: number } {
+    const { text } = this;
     const list: Array<Span & { value: Known }> = [];
     let i = skipWs(text, span.start + 1);
     if (text.charCodeAt(i) === 0x5d) return { list, close: i + 1 };
