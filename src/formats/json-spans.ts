@@ -79,36 +79,56 @@ function readKey(text: string, i: number, keyEnd: number): string {
 }
 
 /**
+ * Length of `value` in JSON's shortest spelling (what JSON.stringify writes):
+ * any valid spelling of the same string is at least this long.
+ */
+function spelledLength(value: string): number {
+  let n = value.length + 2;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) n += 1;
+    else if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 1 : 5;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      const next = value.charCodeAt(i + 1);
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+      else n += 5; // a lone surrogate is written as \uXXXX
+    }
+  }
+  return n;
+}
+
+/**
+ * True when `end - 1` holds a closing quote: an unescaped `"`. Used with the
+ * shortest length: the real end is never before it, and any quote inside a
+ * string is escaped, so an unescaped quote there is the real end.
+ */
+function isStringEnd(text: string, end: number): boolean {
+  if (text.charCodeAt(end - 1) !== 0x22) return false;
+  let k = end - 2;
+  while (text.charCodeAt(k) === 0x5c) k--;
+  return (end - 2 - k) % 2 === 0;
+}
+
+/**
  * Finds value spans, guided by the already parsed value when it is known:
- * a string is then skipped by comparing its standard JSON spelling with the
- * text (one memcmp) instead of scanning it character by character, which is
- * what makes splicing a body with a huge tool output cheap. Where text and
+ * a string is then skipped by its shortest spelled length, checked by one
+ * look at the text, instead of scanning it for quotes, which is what makes
+ * splicing a body with a huge tool output cheap. Where text and
  * value disagree (non-standard escapes, duplicate keys) it falls back to scanning.
  */
 class Scanner {
-  private readonly spelled = new Map<string, string>();
   /** Member / element spans of each parsed container, found once (a JSON.parse result holds each object once). */
   private readonly found = new WeakMap<object, ContainerSpans>();
 
   constructor(readonly text: string) {}
-
-  private spelling(value: string): string {
-    if (value.length < 256) return JSON.stringify(value);
-    let s = this.spelled.get(value);
-    if (s === undefined) {
-      s = JSON.stringify(value);
-      this.spelled.set(value, s);
-    }
-    return s;
-  }
 
   /** Index just after the value starting at `i`. */
   end(i: number, value: Known = NO_VALUE): number {
     const { text } = this;
     const c = text.charCodeAt(i);
     if (c === 0x22 && typeof value === 'string') {
-      const s = this.spelling(value);
-      return text.startsWith(s, i) ? i + s.length : stringEnd(text, i);
+      const end = i + spelledLength(value);
+      return isStringEnd(text, end) ? end : stringEnd(text, i);
     }
     if (c === 0x5b && Array.isArray(value)) {
       const els = this.elements({ start: i, end: -1 }, value);

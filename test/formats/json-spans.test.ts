@@ -71,6 +71,22 @@ describe.each([
     expect(out).toBe(doc.replace('"c": "z"', '"c": "Z"'));
   });
 
+  it.each([
+    ['standard escapes', '"a\\"b\\\\c\\n\\t\\u0001"'],
+    ['an escaped quote before a comma, spelled long', '"x\\u0022,\\"y\\",\\"z"'],
+    ['slash and unicode escapes', '"caf\\u00e9 \\/ \\u00e9\\u00e9"'],
+    ['a surrogate pair, raw and escaped', '"\u{1F600} \\ud83d\\ude00"'],
+    ['a lone surrogate escape', '"\\udc00x"'],
+    ['trailing backslashes', '"a\\\\\\\\"'],
+  ])('finds the end of a string with %s', (_name, spelled) => {
+    const doc = `{"m": [{"content": ${spelled}, "k": "v"}, {"content": "last"}], "z": ${spelled}}`;
+    const edits = new JsonEdits();
+    edits.set(['m', 0, 'k'], 'V');
+    edits.set(['m', 1, 'content'], 'LAST');
+    const out = applyJsonEdits(doc, edits, parsed(doc));
+    expect(out).toBe(doc.replace('"k": "v"', '"k": "V"').replace('"last"', '"LAST"'));
+  });
+
   it('throws for a path that does not exist', () => {
     const edits = new JsonEdits();
     edits.set(['messages', 9, 'content'], 'x');
