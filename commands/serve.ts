@@ -30,7 +30,13 @@ export default class Serve extends Command {
       throw err;
     }
     const logger = createLogger({ level: config.logLevel });
-    const server = await createSvcServer({ config, logger });
+    let server: Awaited<ReturnType<typeof createSvcServer>>;
+    try {
+      server = await createSvcServer({ config, logger });
+    } catch (err) {
+      if (isSvcError(err)) this.error(err.message, { exit: 2 });
+      throw err;
+    }
     let url: string;
     try {
       url = await server.listen();
