@@ -35,8 +35,8 @@ export default class Serve extends Command {
     try {
       server = await createSvcServer({ config, logger });
     } catch (err) {
-      // e.g. --store unreachable: one line with the reason, exit 1 (no half-started proxy).
-      if (isSvcError(err)) this.error(err.message, { exit: err.code === 'SVC_BAD_CONFIG' ? 2 : 1 });
+      // Redis unreachable (--store): exit 1, like a busy port; bad options or files: exit 2.
+      if (isSvcError(err)) this.error(err.message, { exit: err.code === 'SVC_STORE_UNAVAILABLE' ? 1 : 2 });
       throw err;
     }
     let url: string;

@@ -2,7 +2,7 @@ import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage } from '../events.js';
 import { badBody, intField, isObject } from './body.js';
 import type { JsonPath } from './json-spans.js';
-import type { ChatOrigin, ProviderFormat, SseUsageReader } from './types.js';
+import type { ChatOrigin, ProviderFormat, ResponseToolCall, SseUsageReader, ToolSpec } from './types.js';
 
 /**
  * The chat-completions format (`/v1/chat/completions`). Its messages are the
@@ -80,6 +80,32 @@ function createSseUsageReader(): SseUsageReader {
   };
 }
 
+function firstMessage(body: unknown): Record<string, unknown> | undefined {
+  if (!isObject(body) || !Array.isArray(body.choices)) return undefined;
+  const choice = body.choices[0];
+  return isObject(choice) && isObject(choice.message) ? choice.message : undefined;
+}
+
+function toolCallsFromResponse(body: unknown): ResponseToolCall[] {
+  const calls = firstMessage(body)?.tool_calls;
+  if (!Array.isArray(calls)) return [];
+  return calls.filter(isObject).map((c) => {
+    const fn = isObject(c.function) ? c.function : {};
+    let input: unknown = fn.arguments;
+    try {
+      input = JSON.parse(String(fn.arguments ?? '{}'));
+    } catch {
+      // Keep the raw string: the model wrote arguments that are not JSON.
+    }
+    return { id: String(c.id ?? ''), name: String(fn.name ?? ''), input };
+  });
+}
+
+function continuation(body: unknown, results: Array<{ id: string; content: string }>): unknown[] {
+  const assistant = firstMessage(body) ?? { role: 'assistant', content: null };
+  return [assistant, ...results.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.content }))];
+}
+
 /** The chat-completions format (`POST /v1/chat/completions`). */
 export const chatFormat: ProviderFormat = {
   name: 'chat',
@@ -89,4 +115,11 @@ export const chatFormat: ProviderFormat = {
   fromChat,
   usageFromJson,
   createSseUsageReader,
+  errorShape: 'chat',
+  toolDefinition: (tool: ToolSpec) => ({
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: tool.schema },
+  }),
+  toolCallsFromResponse,
+  continuation,
 };

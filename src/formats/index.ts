@@ -6,7 +6,15 @@ import type { ParsedRequest, ProviderFormat } from './types.js';
 export { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
 export { spliceRequest, UnspliceableError } from './splice.js';
 export { createSseTap } from './sse.js';
-export type { ChatOrigin, FormatName, ParsedRequest, ProviderFormat, SseUsageReader } from './types.js';
+export type {
+  ChatOrigin,
+  FormatName,
+  ParsedRequest,
+  ProviderFormat,
+  ResponseToolCall,
+  SseUsageReader,
+  ToolSpec,
+} from './types.js';
 export { chatFormat, messagesFormat };
 
 /** Every provider format, by name. */
@@ -37,5 +45,6 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     maxTokens: intField(body.max_completion_tokens) ?? intField(body.max_tokens),
     messages,
     origins,
+    body,
   };
 }

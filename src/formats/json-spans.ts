@@ -60,36 +60,143 @@ export function valueEnd(text: string, i: number): number {
   return j;
 }
 
-/** Members of the object at `span`: key -> value span. */
-function objectMembers(text: string, span: Span): Map<string, Span> {
-  const out = new Map<string, Span>();
-  let i = skipWs(text, span.start + 1);
-  if (text.charCodeAt(i) === 0x7d) return out;
-  for (;;) {
-    const keyEnd = stringEnd(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
-    i = skipWs(text, keyEnd) + 1; // past ':'
-    const start = skipWs(text, i);
-    const end = valueEnd(text, start);
-    out.set(key, { start, end });
-    i = skipWs(text, end);
-    if (text.charCodeAt(i) === 0x7d) return out;
-    i = skipWs(text, i + 1); // past ','
-  }
+/** A parsed value guiding the scan, or NO_VALUE when not known (then the text is scanned). */
+type Known = unknown;
+
+type ContainerSpans =
+  | { map: Map<string, Span & { value: Known }>; close: number }
+  | { list: Array<Span & { value: Known }>; close: number };
+
+const NO_VALUE = Symbol('unknown');
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Elements of the array at `span`. */
-function arrayElements(text: string, span: Span): Span[] {
-  const out: Span[] = [];
-  let i = skipWs(text, span.start + 1);
-  if (text.charCodeAt(i) === 0x5d) return out;
-  for (;;) {
-    const start = i;
-    const end = valueEnd(text, start);
-    out.push({ start, end });
-    i = skipWs(text, end);
-    if (text.charCodeAt(i) === 0x5d) return out;
-    i = skipWs(text, i + 1);
+function readKey(text: string, i: number, keyEnd: number): string {
+  const raw = text.slice(i + 1, keyEnd - 1);
+  return raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+}
+
+/**
+ * Length of `value` in JSON's shortest spelling (what JSON.stringify writes):
+ * any valid spelling of the same string is at least this long.
+ */
+function spelledLength(value: string): number {
+  let n = value.length + 2;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) n += 1;
+    else if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 1 : 5;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      const next = value.charCodeAt(i + 1);
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+      else n += 5; // a lone surrogate is written as \uXXXX
+    }
+  }
+  return n;
+}
+
+/**
+ * True when `end - 1` holds a closing quote: an unescaped `"`. Used with the
+ * shortest length: the real end is never before it, and any quote inside a
+ * string is escaped, so an unescaped quote there is the real end.
+ */
+function isStringEnd(text: string, end: number): boolean {
+  if (text.charCodeAt(end - 1) !== 0x22) return false;
+  let k = end - 2;
+  while (text.charCodeAt(k) === 0x5c) k--;
+  return (end - 2 - k) % 2 === 0;
+}
+
+/**
+ * Finds value spans, guided by the already parsed value when it is known:
+ * a string is then skipped by its shortest spelled length, checked by one
+ * look at the text, instead of scanning it for quotes, which is what makes
+ * splicing a body with a huge tool output cheap. Where text and
+ * value disagree (non-standard escapes, duplicate keys) it falls back to scanning.
+ */
+class Scanner {
+  /** Member / element spans of each parsed container, found once (a JSON.parse result holds each object once). */
+  private readonly found = new WeakMap<object, ContainerSpans>();
+
+  constructor(readonly text: string) {}
+
+  /** Index just after the value starting at `i`. */
+  end(i: number, value: Known = NO_VALUE): number {
+    const { text } = this;
+    const c = text.charCodeAt(i);
+    if (c === 0x22 && typeof value === 'string') {
+      const end = i + spelledLength(value);
+      return isStringEnd(text, end) ? end : stringEnd(text, i);
+    }
+    if (c === 0x5b && Array.isArray(value)) {
+      const els = this.elements({ start: i, end: -1 }, value);
+      return els.close;
+    }
+    if (c === 0x7b && isPlainObject(value)) return this.members({ start: i, end: -1 }, value).close;
+    return valueEnd(text, i);
+  }
+
+  /** Members of the object at `span`: key -> value span (and value); `close` is the index after `}`. */
+  members(span: Span, value: Known = NO_VALUE): { map: Map<string, Span & { value: Known }>; close: number } {
+    const obj = isPlainObject(value) ? value : undefined;
+    const known = obj && this.found.get(obj);
+    if (known && 'map' in known) return known;
+    const result = this.scanMembers(span, obj);
+    if (obj) this.found.set(obj, result);
+    return result;
+  }
+
+  private scanMembers(
+    span: Span,
+    obj: Record<string, unknown> | undefined,
+  ): { map: Map<string, Span & { value: Known }>; close: number } {
+    const { text } = this;
+    const map = new Map<string, Span & { value: Known }>();
+    let i = skipWs(text, span.start + 1);
+    if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
+    for (;;) {
+      const keyEnd = stringEnd(text, i);
+      const key = readKey(text, i, keyEnd);
+      i = skipWs(text, keyEnd) + 1; // past ':'
+      const start = skipWs(text, i);
+      const member = obj && Object.hasOwn(obj, key) ? obj[key] : NO_VALUE;
+      const end = this.end(start, member);
+      map.set(key, { start, end, value: member });
+      i = skipWs(text, end);
+      if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
+      i = skipWs(text, i + 1); // past ','
+    }
+  }
+
+  /** Elements of the array at `span`; `close` is the index after `]`. */
+  elements(span: Span, value: Known = NO_VALUE): { list: Array<Span & { value: Known }>; close: number } {
+    const arr = Array.isArray(value) ? value : undefined;
+    const known = arr && this.found.get(arr);
+    if (known && 'list' in known) return known;
+    const result = this.scanElements(span, arr);
+    if (arr) this.found.set(arr, result);
+    return result;
+  }
+
+  private scanElements(
+    span: Span,
+    arr: unknown[] | undefined,
+  ): { list: Array<Span & { value: Known }>; close: number } {
+    const { text } = this;
+    const list: Array<Span & { value: Known }> = [];
+    let i = skipWs(text, span.start + 1);
+    if (text.charCodeAt(i) === 0x5d) return { list, close: i + 1 };
+    for (let k = 0; ; k++) {
+      const start = i;
+      const element = arr && k < arr.length ? arr[k] : NO_VALUE;
+      const end = this.end(start, element);
+      list.push({ start, end, value: element });
+      i = skipWs(text, end);
+      if (text.charCodeAt(i) === 0x5d) return { list, close: i + 1 };
+      i = skipWs(text, i + 1);
+    }
   }
 }
 
@@ -163,17 +270,18 @@ export class JsonEdits {
   }
 }
 
-function rewrite(text: string, span: Span, n: EditNode): string {
+function rewrite(scan: Scanner, span: Span, n: EditNode, value: Known): string {
+  const { text } = scan;
   if (n.set !== undefined) return n.set;
   const c = text.charCodeAt(span.start);
   if (c === 0x7b) {
     if (n.children.size === 0 && n.add.size === 0) return text.slice(span.start, span.end);
-    const members = objectMembers(text, span);
+    const members = scan.members(span, value).map;
     const pieces: Array<[Span, string]> = [];
     for (const [key, child] of n.children) {
       const member = members.get(String(key));
       if (!member) throw new RangeError(`no member "${key}" to edit`);
-      pieces.push([member, rewrite(text, member, child)]);
+      pieces.push([member, rewrite(scan, member, child, member.value)]);
     }
     let out = splice(text, span, pieces);
     if (n.add.size > 0) {
@@ -183,7 +291,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
     return out;
   }
   if (c === 0x5b) {
-    const elements = arrayElements(text, span);
+    const elements = scan.elements(span, value).list;
     const restructured = n.remove.size > 0 || n.insert.size > 0;
     if (!restructured) {
       if (n.children.size === 0) return text.slice(span.start, span.end);
@@ -191,7 +299,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
       for (const [key, child] of n.children) {
         const el = elements[key as number];
         if (!el) throw new RangeError(`no element ${key} to edit`);
-        pieces.push([el, rewrite(text, el, child)]);
+        pieces.push([el, rewrite(scan, el, child, el.value)]);
       }
       return splice(text, span, pieces);
     }
@@ -200,7 +308,7 @@ function rewrite(text: string, span: Span, n: EditNode): string {
       items.push(...(n.insert.get(i) ?? []));
       if (n.remove.has(i)) return;
       const child = n.children.get(i);
-      items.push(child ? rewrite(text, el, child) : text.slice(el.start, el.end));
+      items.push(child ? rewrite(scan, el, child, el.value) : text.slice(el.start, el.end));
     });
     items.push(...(n.insert.get(elements.length) ?? []));
     return `[${items.join(',')}]`;
@@ -221,16 +329,23 @@ function splice(text: string, span: Span, pieces: Array<[Span, string]>): string
 
 /**
  * Applies `edits` to the JSON document `text`; everything not edited keeps
- * its original characters. Throws when a path does not exist.
+ * its original characters. `parsed` (the document's `JSON.parse` result), when
+ * given, makes finding values fast. Throws when a path does not exist.
  *
  * @example
  * const edits = new JsonEdits();
  * edits.set(['messages', 3, 'content'], 'shorter');
- * applyJsonEdits(original, edits);
+ * applyJsonEdits(original, edits, JSON.parse(original));
  */
-export function applyJsonEdits(text: string, edits: JsonEdits): string {
+export function applyJsonEdits(text: string, edits: JsonEdits, parsed?: unknown): string {
   if (edits.size === 0) return text;
   const start = skipWs(text, 0);
-  const span = { start, end: valueEnd(text, start) };
-  return text.slice(0, start) + rewrite(text, span, edits.root) + text.slice(span.end);
+  // A JSON text is one value: it ends at the last non-whitespace character.
+  const end = text.trimEnd().length;
+  const scan = new Scanner(text);
+  return (
+    text.slice(0, start) +
+    rewrite(scan, { start, end }, edits.root, parsed === undefined ? NO_VALUE : parsed) +
+    text.slice(end)
+  );
 }

@@ -2,7 +2,7 @@ import type { ChatMessage, ContentPart, ToolCall } from '../engine/types.js';
 import type { ReportedUsage } from '../events.js';
 import { badBody, intField, isObject } from './body.js';
 import type { JsonPath } from './json-spans.js';
-import type { ChatOrigin, ProviderFormat, SseUsageReader } from './types.js';
+import type { ChatOrigin, ProviderFormat, ResponseToolCall, SseUsageReader, ToolSpec } from './types.js';
 
 /**
  * The messages format (Anthropic's `/v1/messages`). System may be a string or
@@ -211,6 +211,24 @@ function createSseUsageReader(): SseUsageReader {
   };
 }
 
+function toolCallsFromResponse(body: unknown): ResponseToolCall[] {
+  if (!isObject(body) || !Array.isArray(body.content)) return [];
+  return body.content
+    .filter((b): b is Block => isObject(b) && b.type === 'tool_use')
+    .map((b) => ({ id: String(b.id ?? ''), name: String(b.name ?? ''), input: b.input ?? {} }));
+}
+
+function continuation(body: unknown, results: Array<{ id: string; content: string }>): unknown[] {
+  const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
+  return [
+    { role: 'assistant', content },
+    {
+      role: 'user',
+      content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content })),
+    },
+  ];
+}
+
 /** The messages format (`POST /v1/messages`). */
 export const messagesFormat: ProviderFormat = {
   name: 'messages',
@@ -221,4 +239,12 @@ export const messagesFormat: ProviderFormat = {
   fromChat,
   usageFromJson,
   createSseUsageReader,
+  errorShape: 'messages',
+  toolDefinition: (tool: ToolSpec) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.schema,
+  }),
+  toolCallsFromResponse,
+  continuation,
 };

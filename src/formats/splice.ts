@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
+import { applyJsonEdits, JsonEdits } from './json-spans.js';
 import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
@@ -102,7 +102,5 @@ export function spliceRequest(
   });
   merger?.flush(edits);
   if (edits.size === 0) return undefined;
-  return applyJsonEdits(text, edits);
+  return applyJsonEdits(text, edits, parsed.body);
 }
-
-export type { JsonPath };

@@ -34,6 +34,8 @@ export interface ParsedRequest {
   messages: ChatMessage[];
   /** One origin per entry of `messages`. */
   origins: ChatOrigin[];
+  /** The parsed body itself (speeds up splicing; never modified). */
+  body: Record<string, unknown>;
 }
 
 /** Reads usage from a stream of server-sent events. */
@@ -42,6 +44,22 @@ export interface SseUsageReader {
   onEvent(event: string | undefined, data: string): void;
   /** Usage seen so far, undefined when the stream carried none. */
   usage(): ReportedUsage | undefined;
+}
+
+/** A tool svc offers the model (the retrieval tool), provider-neutral. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the tool's input. */
+  schema: Record<string, unknown>;
+}
+
+/** A tool call the model made, read from a response. */
+export interface ResponseToolCall {
+  id: string;
+  name: string;
+  /** Parsed input (the chat format's `arguments` string is parsed; unparsable: the raw string). */
+  input: unknown;
 }
 
 /**
@@ -68,4 +86,15 @@ export interface ProviderFormat {
   usageFromJson(body: unknown): ReportedUsage | undefined;
   /** A reader of usage from this provider's SSE stream. */
   createSseUsageReader(): SseUsageReader;
+  /** The error shape svc answers in for this format (see `sendSvcError`). */
+  errorShape: FormatName;
+  /** The tool definition in this provider's `tools` array. */
+  toolDefinition(tool: ToolSpec): unknown;
+  /** Tool calls in a complete (non-streaming) JSON response. */
+  toolCallsFromResponse(body: unknown): ResponseToolCall[];
+  /**
+   * Messages that continue a conversation after a response with tool calls:
+   * the assistant turn as the provider returned it, then the results.
+   */
+  continuation(body: unknown, results: Array<{ id: string; content: string }>): unknown[];
 }

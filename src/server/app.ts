@@ -53,6 +53,7 @@ const PLUGINS: RoutePlugin[] = [
   retrievalLoop,
 ];
 
+/** What `createSvcServer` needs; everything but `config` has a default. */
 export interface SvcServerOptions {
   config: Config;
   logger?: Logger;
@@ -63,6 +64,7 @@ export interface SvcServerOptions {
   compress?: CompressFn;
 }
 
+/** A built server: its context, and how to start and stop it. */
 export interface SvcServer {
   ctx: ServerContext;
   /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`). */

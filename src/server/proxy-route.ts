@@ -24,11 +24,11 @@ export function upstreamFor(
   base: string;
   shape: ErrorShape;
 } {
-  const messages =
-    format === messagesFormat ||
-    (format === undefined &&
-      (path.startsWith('/v1/messages') || req.headers['anthropic-version'] !== undefined));
-  return messages
+  if (format) {
+    const base = format === messagesFormat ? ctx.config.messagesApiUrl : ctx.config.compatApiUrl;
+    return { base, shape: format.errorShape };
+  }
+  return path.startsWith('/v1/messages') || req.headers['anthropic-version'] !== undefined
     ? { base: ctx.config.messagesApiUrl, shape: 'messages' }
     : { base: ctx.config.compatApiUrl, shape: 'chat' };
 }

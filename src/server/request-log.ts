@@ -1,5 +1,6 @@
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { SvcError } from '../errors.js';
 import type { RequestFinishedEvent } from '../events.js';
 import type { RoutePlugin } from './app.js';
 
@@ -44,7 +45,11 @@ export const requestLogRoutes: RoutePlugin = (_app, ctx) => {
   });
   const path = ctx.config.logFile;
   if (!path) return;
-  mkdirSync(dirname(path), { recursive: true });
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (cause) {
+    throw new SvcError('SVC_BAD_CONFIG', `--log-file: cannot create the folder of ${path}`, { cause });
+  }
   const out = createWriteStream(path, { flags: 'a' });
   out.on('error', (err) => ctx.logger.error('cannot write the request log', { path, error: err.message }));
   ctx.bus.on('request.finished', (e) => {

@@ -98,6 +98,7 @@ export function upstreamError(err: unknown, url: string): SvcError {
   );
 }
 
+/** One upstream request: where, how, and the signal that cancels it. */
 export interface UpstreamCall {
   url: string;
   method: string;

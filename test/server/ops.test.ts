@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,10 @@ import { MESSAGES_REPLY } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
 let upstream: MockUpstream | undefined;
+/** CLI processes a test started: killed after each test, so a failing test leaves none behind. */
+const children: ChildProcess[] = [];
 afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
   await svc?.close();
   await upstream?.close();
   svc = upstream = undefined;
@@ -229,6 +232,7 @@ describe('svc serve (the built CLI)', () => {
         stdio: ['ignore', 'ignore', 'pipe'],
       },
     );
+    children.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
@@ -251,10 +255,37 @@ describe('svc serve (the built CLI)', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
+  it('a port in use or an unusable --log-file: one clear line and a non-zero exit', async () => {
+    const busy = await startMockUpstream(() => undefined);
+    const port = new URL(busy.url).port;
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-file-')), 'not-a-dir');
+    writeFileSync(file, '');
+    const run = (extra: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['bin/run.js', 'serve', '--no-telemetry', ...extra], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        children.push(child);
+        let stderr = '';
+        child.stderr.on('data', (d) => {
+          stderr += d;
+        });
+        child.on('exit', (code) => resolve({ code, stderr }));
+      });
+    const inUse = await run(['--port', port]);
+    expect(inUse.code).toBe(1);
+    expect(inUse.stderr).toContain('EADDRINUSE');
+    const badLog = await run(['--port', '0', '--log-file', join(file, 'x.jsonl')]);
+    expect(badLog.code).toBe(2);
+    expect(badLog.stderr).toContain('--log-file');
+    await busy.close();
+  });
+
   it('refuses an invalid option at start with a clear message', async () => {
     const child = spawn(process.execPath, ['bin/run.js', 'serve', '--port', '70000'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    children.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr += d;
