@@ -30,7 +30,7 @@ export const TAIL_LINES = 5;
 export const JSON_EDGE_ITEMS = 3;
 
 /** JSON arrays with fewer items than this are kept whole. */
-export const JSON_MIN_ITEMS = 8;
+export const JSON_MIN_ITEMS = 5;
 
 /** Unchanged context lines kept around each changed line of a diff hunk. */
 export const DIFF_CONTEXT_LINES = 1;
@@ -68,13 +68,15 @@ export const LONG_LINE_CHARS = 600;
 
 /**
  * The index of an omitted part (names that occur only there) may cost this
- * share of the cap, and at most `INDEX_MAX_TOKENS`.
+ * share of the cap, at least `INDEX_MIN_TOKENS` and at most `INDEX_MAX_TOKENS`.
  */
-export const INDEX_SHARE = 0.2;
+export const INDEX_SHARE = 0.3;
+/** The index may always use at least this many tokens. */
+export const INDEX_MIN_TOKENS = 60;
 /** See `INDEX_SHARE`. */
 export const INDEX_MAX_TOKENS = 150;
 
 /** Token budget of the omitted-part index for a selection with cap `cap`. */
 export function indexBudget(cap: number): number {
-  return Math.min(INDEX_MAX_TOKENS, Math.round(cap * INDEX_SHARE));
+  return Math.min(INDEX_MAX_TOKENS, Math.max(INDEX_MIN_TOKENS, Math.round(cap * INDEX_SHARE)));
 }

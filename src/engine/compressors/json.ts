@@ -4,6 +4,7 @@ import { selectItems } from './json-items.js';
 import { parseJsonContent } from './json-parse.js';
 import { renderCompact } from './json-render.js';
 import { shortenKnownEntities } from './json-entities.js';
+import { relativizeLinks } from './json-links.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
 import { omittedIdentifiers } from './select.js';
@@ -58,14 +59,15 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
     return isNumberedListing(lines) ? compressItemLines(lines, ctx, true) : null;
   }
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
-  const lossless = parsed.preamble + renderCompact(parsed.value);
+  const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
+  const lossless = parsed.preamble + renderCompact(links.value);
   if (ctx.countTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
   const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
   if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0) return { text: lossless, lossy: false };
-  const body = renderCompact(deduped.value);
+  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
   const note = [
     stats.errors > 0 ? `${stats.errors} error items kept` : '',
     stats.paths.slice(0, 3).join(', '),

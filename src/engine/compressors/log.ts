@@ -1,6 +1,6 @@
 import { mentionsAny } from '../identifiers.js';
 import { capFor, HEAD_LINES, indexBudget, LOG_CONTEXT_LINES, TAIL_LINES } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
+import { approxTokens, collapseRepeats, fillSmallGaps, markRepeatedRuns, renderKept, shortenLine, tidyLines } from './lines.js';
 import { keepNovel, keepSpread, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
@@ -56,6 +56,8 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const n = lines.length;
   const shown = lines.map(shortenLine);
   const sel = Selection.ofLines(shown, capFor(rules.cap, approxTokens(lossless)));
+  const repeated = markRepeatedRuns(lines, ctx.earlierLines());
+  sel.block(repeated);
   sel.takeRange(0, rules.head, true);
   sel.takeRange(n - rules.tail, n, true);
   const templates = lines.map(lineTemplate);
@@ -75,10 +77,15 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
       if (!seenKinds.has(t)) {
         seenKinds.add(t);
         (isError ? firstErrors : firstWarnings).push(i);
-        if (isError) wanted.push(i);
       } else lastOfKind.set(t, i);
     } else if (SUMMARY_RE.test(line) && line.length < 300) wanted.push(i);
     if (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) wanted.push(i);
+  }
+  // the first line of each kind of error is kept even past the cap, up to the cap again
+  let errorCost = 0;
+  for (const i of firstErrors) {
+    const before = sel.used;
+    if (errorCost <= sel.cap && sel.take(i, true)) errorCost += sel.used - before;
   }
   for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
   for (const i of firstErrors) takeIncident(lines, sel, i, LOG_CONTEXT_LINES);

@@ -5,7 +5,7 @@ import { ERROR_RE } from './log.js';
 import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
-const MATCH_RE = /^((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
+const MATCH_RE = /^(?=[^:\s]*[A-Za-z])((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
 const PATH_RE = /^(?:[A-Za-z]:)?[.~]?\/?(?:[\w@.+-]+\/)+[\w@.+ -]*\/?$/;
 
 /** The file a search-result line belongs to ('' for headers and summaries). */

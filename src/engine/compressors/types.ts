@@ -15,6 +15,8 @@ export interface CompressContext {
   earlierJson(): ReadonlySet<string>;
   /** Entities of the JSON in earlier tool outputs (see `json-entities.ts`); computed on demand. */
   earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
+  /** Shapes of objects with derived links in earlier tool outputs (see `json-links.ts`). */
+  earlierLinkShapes(): ReadonlySet<string>;
   /** Exact token count for the request's model (memoized). */
   countTokens(text: string): number;
 }

@@ -66,6 +66,7 @@ export const routeTransform: Transform = {
             seen: history.seenBefore(i),
             earlierJson: () => history.jsonSubtreesBefore(i),
             earlierEntities: () => history.jsonEntitiesBefore(i),
+            earlierLinkShapes: () => history.jsonLinkShapesBefore(i),
             earlierLines: () => history.linesBefore(i),
             countTokens: countText,
           };
