@@ -1,6 +1,6 @@
-import { parseJsonContent } from './compressors/json-parse.js';
 import { collectEntities } from './compressors/json-entities.js';
 import { collectLinkShapes } from './compressors/json-links.js';
+import { parseJsonContent } from './compressors/json-parse.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
 import { contentHash } from './hash.js';
 import { collectIdentifiers, extractUserTerms } from './identifiers.js';

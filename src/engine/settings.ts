@@ -39,7 +39,7 @@ export const DIFF_CONTEXT_LINES = 1;
 export const SEARCH_MATCHES_PER_FILE = 3;
 
 /** Source files still this large after lossless steps are folded (definitions and new identifiers kept). */
-export const CODE_FOLD_MIN_TOKENS = 800;
+export const CODE_FOLD_MIN_TOKENS = 500;
 
 /**
  * Size cap of a lossy selection per content type: the kept lines or items
@@ -49,12 +49,12 @@ export const CODE_FOLD_MIN_TOKENS = 800;
  * even spread.
  */
 export const CAPS = {
-  log: { base: 150, share: 0.1, max: 2000 },
-  text: { base: 150, share: 0.2, max: 2000 },
-  table: { base: 150, share: 0.2, max: 2000 },
-  search: { base: 150, share: 0.25, max: 2000 },
-  json: { base: 150, share: 0.2, max: 2500 },
-  code: { base: 200, share: 0.25, max: 2500 },
+  log: { base: 100, share: 0.03, max: 2000 },
+  text: { base: 100, share: 0.05, max: 2000 },
+  table: { base: 100, share: 0.05, max: 2000 },
+  search: { base: 100, share: 0.08, max: 2000 },
+  json: { base: 100, share: 0.06, max: 2500 },
+  code: { base: 120, share: 0.08, max: 2500 },
 } as const;
 
 /** The cap in tokens for `tokens` of content of a type (see `CAPS`). */

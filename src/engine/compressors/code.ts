@@ -1,9 +1,16 @@
 import { lineKey } from '../history.js';
 import { mentionsAny } from '../identifiers.js';
 import { CODE_FOLD_MIN_TOKENS, capFor, HEAD_LINES, indexBudget } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, markRepeatedRuns, renderKept, tidyLines } from './lines.js';
-import { keepNovel, omittedIdentifiers, Selection } from './select.js';
+import {
+  approxTokens,
+  collapseRepeats,
+  fillSmallGaps,
+  markRepeatedRuns,
+  renderKept,
+  tidyLines,
+} from './lines.js';
 import { isNumberedListing, unpadListing } from './listing.js';
+import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
 /** Definitions and other structure lines a folded file keeps. */
@@ -24,7 +31,8 @@ function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext):
   for (let i = 0; i < lines.length; i++) {
     if (!candidate[i]) continue;
     const line = lines[i]!;
-    if (DEFINITION_RE.test(lineKey(line)) || (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms))) sel.take(i);
+    if (DEFINITION_RE.test(lineKey(line)) || (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)))
+      sel.take(i);
   }
   keepNovel(masked, sel, ctx.seen);
   keep.set(sel.keep);

@@ -35,7 +35,8 @@ function derivedLink(base: unknown, value: unknown): value is string {
 export function collectLinkShapes(value: unknown, into: Set<string>): void {
   if (Array.isArray(value)) for (const c of value) collectLinkShapes(c, into);
   else if (isRecord(value)) {
-    if (Object.entries(value).some(([k, c]) => k !== URL_FIELD && derivedLink(value[URL_FIELD], c))) into.add(shapeOf(value));
+    if (Object.entries(value).some(([k, c]) => k !== URL_FIELD && derivedLink(value[URL_FIELD], c)))
+      into.add(shapeOf(value));
     for (const c of Object.values(value)) collectLinkShapes(c, into);
   }
 }
@@ -45,7 +46,10 @@ export function collectLinkShapes(value: unknown, into: Set<string>): void {
  * shape was shown in full before (in `shown`, or earlier in this value).
  * Returns the new value and the number of links rewritten.
  */
-export function relativizeLinks(value: unknown, shown: ReadonlySet<string>): { value: unknown; rewritten: number } {
+export function relativizeLinks(
+  value: unknown,
+  shown: ReadonlySet<string>,
+): { value: unknown; rewritten: number } {
   const local = new Set<string>();
   let rewritten = 0;
   const walk = (v: unknown): unknown => {

@@ -1,14 +1,14 @@
 import { formatIndex, formatMarker, formatUnchanged } from '../markers.js';
 import { capFor, indexBudget, JSON_MIN_ITEMS, SMALL_OUTPUT_TOKENS } from '../settings.js';
+import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
+import { relativizeLinks } from './json-links.js';
 import { parseJsonContent } from './json-parse.js';
 import { renderCompact } from './json-render.js';
-import { shortenKnownEntities } from './json-entities.js';
-import { relativizeLinks } from './json-links.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
-import { omittedIdentifiers } from './select.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
+import { omittedIdentifiers } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
 interface CrushStats {
@@ -66,7 +66,8 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const crushed = crush(parsed.value, ctx, stats, '$');
   const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
-  if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0) return { text: lossless, lossy: false };
+  if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)
+    return { text: lossless, lossy: false };
   const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
   const note = [
     stats.errors > 0 ? `${stats.errors} error items kept` : '',
@@ -100,7 +101,11 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
  * each JSON line is an item; kept lines stay verbatim (listing numbers
  * unpadded), other lines stay, gaps get notes.
  */
-function compressItemLines(lines: readonly string[], ctx: CompressContext, listing: boolean): Compressed | null {
+function compressItemLines(
+  lines: readonly string[],
+  ctx: CompressContext,
+  listing: boolean,
+): Compressed | null {
   const body = listing ? listingBody(lines) : lines;
   const itemLines: number[] = [];
   const values: unknown[] = [];

@@ -1,5 +1,5 @@
-import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
 import { lineKey, MIN_LINE_CHARS } from '../history.js';
+import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
 import { LONG_LINE_CHARS } from '../settings.js';
 
 /** Rough token estimate used only to budget selections (exact counts decide acceptance). */

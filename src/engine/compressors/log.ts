@@ -1,6 +1,14 @@
 import { mentionsAny } from '../identifiers.js';
 import { capFor, HEAD_LINES, indexBudget, LOG_CONTEXT_LINES, TAIL_LINES } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, markRepeatedRuns, renderKept, shortenLine, tidyLines } from './lines.js';
+import {
+  approxTokens,
+  collapseRepeats,
+  fillSmallGaps,
+  markRepeatedRuns,
+  renderKept,
+  shortenLine,
+  tidyLines,
+} from './lines.js';
 import { keepNovel, keepSpread, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
@@ -106,7 +114,10 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const note = errors > 0 ? `${errors} error lines` : undefined;
   const index = omittedIdentifiers(lines, keep, ctx.seen, indexBudget(sel.cap), shown);
   const out = renderKept(shown, keep, { hash: ctx.hash, index, ...(note ? { note } : {}) });
-  if (out === null) return shown.some((l, i) => l !== lines[i]) ? { text: shown.join('\n'), lossy: true } : { text: lossless, lossy: false };
+  if (out === null)
+    return shown.some((l, i) => l !== lines[i])
+      ? { text: shown.join('\n'), lossy: true }
+      : { text: lossless, lossy: false };
   return { text: out, lossy: true };
 }
 

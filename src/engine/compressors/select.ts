@@ -127,7 +127,8 @@ export function omittedIdentifiers(
   shownTexts: readonly string[] = texts,
 ): string[] {
   const shown = new Set<string>();
-  for (let i = 0; i < texts.length; i++) if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
+  for (let i = 0; i < texts.length; i++)
+    if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
   const counts = new Map<string, number>();
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;
