@@ -61,7 +61,7 @@ export function compressCode(text: string, ctx: CompressContext): Compressed {
     }
   });
   const remaining = lines.filter((_, i) => keep[i]).join('\n');
-  const folded = ctx.countTokens(remaining) >= CODE_FOLD_MIN_TOKENS;
+  const folded = approxTokens(remaining) >= CODE_FOLD_MIN_TOKENS;
   const cap = folded ? fold(lines, keep, ctx) : 0;
   if (folded || repeated > 0) {
     fillSmallGaps(lines, keep);

@@ -61,7 +61,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
   const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
   const lossless = parsed.preamble + renderCompact(links.value);
-  if (ctx.countTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
+  if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
   const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
@@ -90,7 +90,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
     [body, ...stats.omittedTexts],
     new Uint8Array(stats.omittedTexts.length + 1).fill(1, 0, 1),
     ctx.seen,
-    indexBudget(capFor('json', ctx.countTokens(lossless))),
+    indexBudget(capFor('json', approxTokens(lossless))),
   );
   const indexLine = index.length > 0 ? `\n${formatIndex(index)}` : '';
   return { text: `${parsed.preamble}${body}${indexLine}\n${marker}`, lossy: true };

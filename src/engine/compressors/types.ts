@@ -17,8 +17,6 @@ export interface CompressContext {
   earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
   /** Shapes of objects with derived links in earlier tool outputs (see `json-links.ts`). */
   earlierLinkShapes(): ReadonlySet<string>;
-  /** Exact token count for the request's model (memoized). */
-  countTokens(text: string): number;
 }
 
 /** A compressor's answer. */
