@@ -64,7 +64,7 @@ function conversation(targetChars, salt) {
         const t = `2025-03-18T05:${String(10 + (i % 50)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}.${i}Z`;
         const level = rand() < 0.03 ? 'ERROR' : rand() < 0.08 ? 'WARN' : 'INFO';
         lines.push(
-          `${t} ${level} checkout-${salt}-${Math.floor(rand() * 9)} req=${Math.floor(rand() * 1e6)} ${pick(['GET /health 200', 'POST /api/checkout 200', 'POST /api/checkout 500 upstream timeout', 'cache miss sku-' + Math.floor(rand() * 500)])}`,
+          `${t} ${level} checkout-${salt}-${Math.floor(rand() * 9)} req=${Math.floor(rand() * 1e6)} ${pick(['GET /health 200', 'POST /api/checkout 200', 'POST /api/checkout 500 upstream timeout', `cache miss sku-${Math.floor(rand() * 500)}`])}`,
         );
       }
       out = lines.join('\n');
@@ -88,11 +88,10 @@ function conversation(targetChars, salt) {
       out = lines.join('\n');
     } else if (kind === 'code') {
       const text = readFileSync(pick(files), 'utf8');
-      out =
-        text
-          .split('\n')
-          .map((l, i) => `${String(i + 1).padStart(6)}→${l}`)
-          .join('\n') + `\n// ${salt}`;
+      out = `${text
+        .split('\n')
+        .map((l, i) => `${String(i + 1).padStart(6)}→${l}`)
+        .join('\n')}\n// ${salt}`;
     } else if (kind === 'diff') {
       const lines = [
         'diff --git a/src/app.ts b/src/app.ts',
@@ -123,7 +122,7 @@ function conversation(targetChars, salt) {
         'passes',
       ];
       const paras = [];
-      for (let p = 0; p < 15; p++) paras.push(Array.from({ length: 60 }, () => pick(words)).join(' ') + '.');
+      for (let p = 0; p < 15; p++) paras.push(`${Array.from({ length: 60 }, () => pick(words)).join(' ')}.`);
       out = `${paras.join('\n\n')} (${salt})`;
     }
     messages.push({
