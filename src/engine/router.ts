@@ -67,10 +67,10 @@ export function detectContentType(text: string): ContentType {
   if (HTML_START_RE.test(head)) return 'html';
   const tags = head.match(TAG_RE)?.length ?? 0;
   if (tags >= 10 && tags * 60 > head.length) return 'html';
-  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
   if (share(lines, TIMESTAMP_RE) >= 0.3 || share(lines, LEVEL_RE) >= 0.25 || share(lines, TEST_RE) >= 0.2)
     return 'log';
   if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';
+  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
   if (share(lines, TABLE_ROW_RE) >= 0.6) return 'table';
   if (share(lines, CODE_RE) >= 0.25) return 'code';
   return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';

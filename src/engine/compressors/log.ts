@@ -35,27 +35,44 @@ export function lineTemplate(line: string): string {
     .slice(0, 160);
 }
 
+/** Lines at each end that are always kept, whatever the cap. */
+const FORCED_EDGE = 2;
+
 /** How a line-based selection is tuned for one content type. */
 export interface LineRules {
-  /** Leading lines always kept (a table's header, a log's start). */
+  /** Leading lines kept once errors, summaries and warnings are in (a table's header, a log's start). */
   head: number;
   tail: number;
   /** Which entry of `CAPS` sizes the selection. */
   cap: 'log' | 'text' | 'table';
   /** Keep the first line of each template (distinct kinds of line) after novelty. */
   kinds: boolean;
+  /**
+   * Errors first (logs, tables): the first line of each kind of error is kept
+   * even past the cap. Otherwise (documents, where "error" is often just a
+   * word) error lines come after lines with new identifiers.
+   */
+  errorsFirst: boolean;
 }
 
 /** Rules for logs. */
-export const LOG_RULES: LineRules = { head: HEAD_LINES, tail: TAIL_LINES, cap: 'log', kinds: true };
+export const LOG_RULES: LineRules = {
+  head: HEAD_LINES,
+  tail: TAIL_LINES,
+  cap: 'log',
+  kinds: true,
+  errorsFirst: true,
+};
 
 /**
  * Line-based selection shared by logs, tables and structured text, under the
- * cap of its type. In priority order: the head and tail; the first line of
- * each kind of error, lines naming a term of the latest user message, summary
- * lines; the context and stack trace of each first error, the first warning
- * of each kind, the last occurrence of recurring errors; lines with new
- * identifiers; the first line of each other kind; an even spread. Repeated
+ * cap of its type. In priority order: the first and last two lines and the
+ * first line of each kind of error (kept past the cap, up to the cap again);
+ * the stack traces of those errors; summary lines and lines naming a term of
+ * the latest user message; the first warning of each kind; a line of context
+ * around each first error; the head and tail of `rules`; the last occurrence
+ * of recurring errors; lines with new identifiers; the first line of each
+ * other kind; an even spread. Repeated
  * lines collapse to a count (lossless); very long kept lines are shortened.
  */
 export function compressLines(text: string, ctx: CompressContext, rules: LineRules): Compressed {
@@ -66,8 +83,8 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const sel = Selection.ofLines(shown, capFor(rules.cap, approxTokens(lossless)));
   const repeated = markRepeatedRuns(lines, ctx.earlierLines());
   sel.block(repeated);
-  sel.takeRange(0, rules.head, true);
-  sel.takeRange(n - rules.tail, n, true);
+  sel.takeRange(0, FORCED_EDGE, true);
+  sel.takeRange(n - FORCED_EDGE, n, true);
   const templates = lines.map(lineTemplate);
   const firstErrors: number[] = [];
   const firstWarnings: number[] = [];
@@ -89,17 +106,24 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
     } else if (SUMMARY_RE.test(line) && line.length < 300) wanted.push(i);
     if (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) wanted.push(i);
   }
-  // the first line of each kind of error is kept even past the cap, up to the cap again
-  let errorCost = 0;
-  for (const i of firstErrors) {
-    const before = sel.used;
-    if (errorCost <= sel.cap && sel.take(i, true)) errorCost += sel.used - before;
+  if (rules.errorsFirst) {
+    // the first line of each kind of error is kept even past the cap, up to the cap again
+    let errorCost = 0;
+    for (const i of firstErrors) {
+      const before = sel.used;
+      if (errorCost <= sel.cap && sel.take(i, true)) errorCost += sel.used - before;
+    }
+    for (const i of firstErrors) takeStackTrace(lines, sel, i);
   }
   for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
-  for (const i of firstErrors) takeIncident(lines, sel, i, LOG_CONTEXT_LINES);
-  for (const i of firstWarnings) sel.take(i);
-  for (const i of lastOfKind.values()) sel.take(i);
+  if (rules.errorsFirst) for (const i of firstWarnings) sel.take(i);
   keepNovel(shown, sel, ctx.seen);
+  if (!rules.errorsFirst)
+    for (const i of [...firstErrors, ...firstWarnings].sort((a, b) => a - b)) sel.take(i);
+  for (const i of firstErrors) sel.takeRange(i - LOG_CONTEXT_LINES, i + LOG_CONTEXT_LINES + 1);
+  sel.takeRange(0, rules.head);
+  sel.takeRange(n - rules.tail, n);
+  for (const i of lastOfKind.values()) sel.take(i);
   if (rules.kinds) {
     const kept = new Set(templates.filter((_, i) => sel.keep[i]));
     for (let i = 0; i < n && !sel.full; i++) {
@@ -121,9 +145,8 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   return { text: out, lossy: true };
 }
 
-/** Keeps, while they fit, `context` lines around an error and the stack trace that follows it. */
-function takeIncident(lines: readonly string[], sel: Selection, i: number, context: number): void {
-  sel.takeRange(i - context, i + context + 1);
+/** Keeps, while they fit, the stack trace that follows an error line (up to 40 frames). */
+function takeStackTrace(lines: readonly string[], sel: Selection, i: number): void {
   for (let j = i + 1; j < lines.length && j - i <= 40; j++) {
     if (!STACK_RE.test(lines[j]!)) break;
     sel.take(j);
