@@ -32,6 +32,7 @@ export interface EngineOptions {
   scoreWeights?: Record<string, number>;
 }
 
+/** What the engine receives from outside instead of reaching for it (STYLE.md: the engine is pure). */
 export interface EngineDeps {
   tokenizer?: Tokenizer;
   /** The context manager's step (see `context-hook.ts`); default keeps every message. */
@@ -44,6 +45,9 @@ export interface EngineDeps {
  * The context step runs after them.
  */
 export const TRANSFORMS: readonly Transform[] = [dedupeTransform, routeTransform];
+
+/** The context step used when `deps` names none; the context manager replaces it here. */
+const DEFAULT_CONTEXT_STEP: ContextStep = keepAllMessages;
 
 /**
  * Compresses chat messages. Pure: no I/O, no clock, no randomness. How
@@ -67,7 +71,7 @@ export function compressMessages(
     lastUser: lastUserIndex(messages),
   };
   const state = runPipeline(TRANSFORMS, env);
-  const step = deps.contextStep ?? keepAllMessages;
+  const step = deps.contextStep ?? DEFAULT_CONTEXT_STEP;
   const ctx = step({
     messages: state.messages,
     origin: state.origin,

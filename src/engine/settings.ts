@@ -18,15 +18,15 @@ export const MIN_SAVED_TOKENS = 40;
 /** See `MIN_SAVED_TOKENS`. */
 export const MIN_SAVINGS_RATIO = 0.1;
 
-/** Lines of context kept before and after an error or warning line in logs. */
+/** Lines of context kept before and after the first error of each kind in logs. */
 export const LOG_CONTEXT_LINES = 1;
 
-/** Lines always kept at the head and at the tail of line-based content. */
+/** Lines of a log kept at its head and tail once errors, summaries and warnings are in (the first and last 2 always). */
 export const HEAD_LINES = 5;
 /** See `HEAD_LINES`. */
 export const TAIL_LINES = 5;
 
-/** Items always kept at each end of a JSON array. */
+/** Items kept at each end of a JSON array when they fit (the first and last item always). */
 export const JSON_EDGE_ITEMS = 3;
 
 /** JSON arrays with fewer items than this are kept whole. */

@@ -34,6 +34,7 @@ export function keepRange(keep: Uint8Array, from: number, to: number): void {
   keep.fill(1, Math.max(0, from), Math.min(keep.length, to));
 }
 
+/** How `renderKept` writes its markers. */
 export interface RenderOptions {
   hash: string;
   unit?: MarkerUnit;
