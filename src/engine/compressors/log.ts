@@ -35,6 +35,9 @@ export function lineTemplate(line: string): string {
     .slice(0, 160);
 }
 
+/** A kind of line seen more often than this is common: its lines do not compete on new identifiers. */
+const COMMON_KIND = 5;
+
 /** Lines at each end that are always kept, whatever the cap. */
 const FORCED_EDGE = 2;
 
@@ -117,7 +120,11 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   }
   for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
   if (rules.errorsFirst) for (const i of firstWarnings) sel.take(i);
-  keepNovel(shown, sel, ctx.seen);
+  // in a kind of line that recurs many times, new identifiers are per-line noise (request ids)
+  const kindCount = new Map<string, number>();
+  for (const t of templates) kindCount.set(t, (kindCount.get(t) ?? 0) + 1);
+  const rare = shown.map((l, i) => ((kindCount.get(templates[i]!) ?? 0) > COMMON_KIND ? '' : l));
+  keepNovel(rare, sel, ctx.seen);
   if (!rules.errorsFirst)
     for (const i of [...firstErrors, ...firstWarnings].sort((a, b) => a - b)) sel.take(i);
   for (const i of firstErrors) sel.takeRange(i - LOG_CONTEXT_LINES, i + LOG_CONTEXT_LINES + 1);
