@@ -120,11 +120,16 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   }
   for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
   if (rules.errorsFirst) for (const i of firstWarnings) sel.take(i);
-  // in a kind of line that recurs many times, new identifiers are per-line noise (request ids)
+  // in a log line of a kind that recurs many times, new identifiers are per-line noise (request
+  // ids); a table's rows are all of one kind but each names its own entity
   const kindCount = new Map<string, number>();
   for (const t of templates) kindCount.set(t, (kindCount.get(t) ?? 0) + 1);
-  const rare = shown.map((l, i) => ((kindCount.get(templates[i]!) ?? 0) > COMMON_KIND ? '' : l));
-  keepNovel(rare, sel, ctx.seen);
+  const common = (i: number) => rules.kinds && (kindCount.get(templates[i]!) ?? 0) > COMMON_KIND;
+  keepNovel(
+    shown.map((l, i) => (common(i) ? '' : l)),
+    sel,
+    ctx.seen,
+  );
   if (!rules.errorsFirst)
     for (const i of [...firstErrors, ...firstWarnings].sort((a, b) => a - b)) sel.take(i);
   for (const i of firstErrors) sel.takeRange(i - LOG_CONTEXT_LINES, i + LOG_CONTEXT_LINES + 1);
