@@ -35,9 +35,34 @@ export function encodingForModel(model: string): { encoding: EncodingName; exact
   return { encoding: 'o200k_base', exact: false };
 }
 
+/**
+ * BPE cost grows with the square of a pre-token's length, so a run of 1024+
+ * letters, whitespace or symbols (a base64 blob of one letter, a wall of
+ * `=`) would stall the hot path. Such runs are counted in 256-character
+ * slices: bounded time, off by at most a token per slice. Every other text is
+ * counted exactly.
+ */
+const LONG_RUN_RE = /[\p{L}\p{M}]{1024,}|\s{1024,}|[^\s\p{L}\p{N}]{1024,}/gu;
+const SLICE = 256;
+
+function bounded(count: (text: string) => number): (text: string) => number {
+  return (text) => {
+    if (text.length < 1024) return count(text);
+    LONG_RUN_RE.lastIndex = 0;
+    let total = 0;
+    let from = 0;
+    for (let m = LONG_RUN_RE.exec(text); m !== null; m = LONG_RUN_RE.exec(text)) {
+      if (m.index > from) total += count(text.slice(from, m.index));
+      for (let k = 0; k < m[0].length; k += SLICE) total += count(m[0].slice(k, k + SLICE));
+      from = m.index + m[0].length;
+    }
+    return from === 0 ? count(text) : total + (from < text.length ? count(text.slice(from)) : 0);
+  };
+}
+
 const COUNTERS: Record<EncodingName, (text: string) => number> = {
-  o200k_base: (text) => countO200k(text),
-  cl100k_base: (text) => countCl100k(text),
+  o200k_base: bounded((text) => countO200k(text)),
+  cl100k_base: bounded((text) => countCl100k(text)),
 };
 
 const ESTIMATE_FACTOR = 1.1;

@@ -98,3 +98,13 @@ describe('token counting', () => {
     expect(est.countText(text)).toBe(Math.ceil(exact * 1.1));
   });
 });
+
+describe('pathological inputs (regression: a 2 MB line without separators stalled BPE and the grep detector)', () => {
+  it('counts and compresses huge runs in bounded time', () => {
+    const tok = tokenizerFor('gpt-4o');
+    const run = 'x'.repeat(256 * 800);
+    // counted in 256-character slices of 32 tokens each
+    expect(tok.countText(`start ${run}`)).toBe(tok.countText('start ') + 800 * 32);
+    expect(detectContentType(`${run}\n${run}`)).toBe('text');
+  });
+});

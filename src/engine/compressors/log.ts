@@ -28,6 +28,7 @@ const SUMMARY_RE =
 /** Line shape with numbers, hex ids and quoted values blanked: lines of one kind share a template. */
 export function lineTemplate(line: string): string {
   return line
+    .slice(0, 400)
     .replace(/"(?:[^"\\]|\\.){0,200}"/g, '"_"')
     .replace(/\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b/gi, '#')
     .replace(/\d+/g, '#')
@@ -97,8 +98,9 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const wanted: number[] = [];
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
-    const isError = ERROR_RE.test(line);
-    const isWarn = !isError && WARN_RE.test(line);
+    const head = line.length > 2000 ? line.slice(0, 2000) : line;
+    const isError = ERROR_RE.test(head);
+    const isWarn = !isError && WARN_RE.test(head);
     if (isError || isWarn) {
       if (isError) errors++;
       const t = templates[i]!;
@@ -106,7 +108,7 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
         seenKinds.add(t);
         (isError ? firstErrors : firstWarnings).push(i);
       } else lastOfKind.set(t, i);
-    } else if (SUMMARY_RE.test(line) && line.length < 300) wanted.push(i);
+    } else if (line.length < 300 && SUMMARY_RE.test(line)) wanted.push(i);
     if (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) wanted.push(i);
   }
   if (rules.errorsFirst) {
