@@ -2,13 +2,16 @@ import type { ShapeObservation } from './context/types.js';
 import type { EngineOptions } from './index.js';
 import type { ChatMessage, Tokenizer } from './types.js';
 
-/**
+/*
  * The hook of the context manager (`src/engine/context/`): the last pipeline
  * step. It receives the messages after per-message compression and may drop
  * whole units (a tool call with its results, a turn) only when the request is
  * over the model's context budget; it stores what it drops in `ccrEntries`
- * and inserts markers (origin -1). The default does nothing.
+ * and inserts markers (origin -1). The default does nothing. It plugs in via
+ * `EngineDeps.contextStep`, or by changing the default in `index.ts`.
  */
+
+/** What the context step receives. */
 export interface ContextStepInput {
   /** The engine's input messages, before per-message compression (what drop markers store). */
   input?: readonly ChatMessage[];
@@ -22,6 +25,7 @@ export interface ContextStepInput {
   ccrEntries: Map<string, string>;
 }
 
+/** What the context step returns: the messages to send, their origins, its transform entries. */
 export interface ContextStepResult {
   messages: ChatMessage[];
   origin: number[];
@@ -33,6 +37,7 @@ export interface ContextStepResult {
   observations?: ShapeObservation[];
 }
 
+/** The context manager's step (see the file's doc comment). */
 export type ContextStep = (input: ContextStepInput) => ContextStepResult;
 
 /** The default context step: keeps every message. */

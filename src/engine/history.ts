@@ -1,5 +1,6 @@
-import { parseJsonContent } from './compressors/json-parse.js';
 import { collectEntities } from './compressors/json-entities.js';
+import { collectLinkShapes } from './compressors/json-links.js';
+import { parseJsonContent } from './compressors/json-parse.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
 import { contentHash } from './hash.js';
 import { collectIdentifiers, extractUserTerms } from './identifiers.js';
@@ -19,6 +20,7 @@ export class History {
   private linesUpTo = 0;
   private readonly subtrees = new Set<string>();
   private readonly entities = new Map<string, Record<string, unknown>>();
+  private readonly linkShapes = new Set<string>();
   private subtreesUpTo = 0;
 
   constructor(private readonly messages: readonly ChatMessage[]) {}
@@ -72,6 +74,12 @@ export class History {
     return this.entities;
   }
 
+  /** Shapes of the objects with derived links in tool outputs 0..i-1 (see `json-links.ts`). */
+  jsonLinkShapesBefore(i: number): ReadonlySet<string> {
+    this.scanJson(i);
+    return this.linkShapes;
+  }
+
   private scanJson(i: number): void {
     if (i < this.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
     for (; this.subtreesUpTo < i; this.subtreesUpTo++) {
@@ -82,6 +90,7 @@ export class History {
         if (!parsed) continue;
         collectSubtrees(parsed.value, this.subtrees);
         collectEntities(parsed.value, this.entities);
+        collectLinkShapes(parsed.value, this.linkShapes);
       }
     }
   }

@@ -4,6 +4,9 @@
  * into their next call. Compressors keep the lines and items that carry them.
  */
 
+import { LRUCache } from 'lru-cache';
+import { contentHash } from './hash.js';
+
 /** A maximal run of identifier characters. */
 const RUN_RE = /[A-Za-z0-9_.:/@#-]{5,}/g;
 /** What makes a run ID-like rather than a plain word. */
@@ -13,16 +16,35 @@ const TRAILING_RE = /[.:,;@#-]+$/;
 /** Identifier-like strings of a text, trailing punctuation removed, in order of appearance. */
 export function extractIdentifiers(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(RUN_RE)) {
-    const run = m[0].replace(TRAILING_RE, '');
-    if (run.length >= 5 && ID_MARK_RE.test(run)) out.push(run);
+  RUN_RE.lastIndex = 0;
+  for (let m = RUN_RE.exec(text); m !== null; m = RUN_RE.exec(text)) {
+    let run = m[0];
+    if (TRAILING_CHARS.includes(run[run.length - 1]!)) {
+      run = run.replace(TRAILING_RE, '');
+      if (run.length < 5) continue;
+    }
+    if (ID_MARK_RE.test(run)) out.push(run);
   }
   return out;
 }
 
+const TRAILING_CHARS = '.:,;@#-';
+/** Identifier lists of long texts, by content hash: history is rescanned on every request. */
+const cache = new LRUCache<string, string[]>({ max: 20_000 });
+const CACHE_MIN_LENGTH = 1024;
+
 /** Adds the identifiers of `text` to `into`. */
 export function collectIdentifiers(text: string, into: Set<string>): void {
-  for (const id of extractIdentifiers(text)) into.add(id);
+  let ids: string[] | undefined;
+  if (text.length >= CACHE_MIN_LENGTH) {
+    const key = contentHash(text);
+    ids = cache.get(key);
+    if (!ids) {
+      ids = extractIdentifiers(text);
+      cache.set(key, ids);
+    }
+  } else ids = extractIdentifiers(text);
+  for (const id of ids) into.add(id);
 }
 
 /** Words of a user message that name something specific: codes, numbers, paths, quoted names. */

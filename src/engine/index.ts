@@ -36,6 +36,7 @@ export interface EngineOptions {
   toin?: ToinAdvice;
 }
 
+/** What the engine receives from outside instead of reaching for it (STYLE.md: the engine is pure). */
 export interface EngineDeps {
   tokenizer?: Tokenizer;
   /** The context manager's step (see `context-hook.ts`); default `intelligentContextStep`. */
@@ -48,6 +49,9 @@ export interface EngineDeps {
  * The context step runs after them.
  */
 export const TRANSFORMS: readonly Transform[] = [dedupeTransform, routeTransform];
+
+/** The context step used when `deps` names none; the context manager replaces it here. */
+const DEFAULT_CONTEXT_STEP: ContextStep = intelligentContextStep;
 
 /**
  * Compresses chat messages. Pure: no I/O, no clock, no randomness. How
@@ -71,7 +75,7 @@ export function compressMessages(
     lastUser: lastUserIndex(messages),
   };
   const state = runPipeline(TRANSFORMS, env);
-  const step = deps.contextStep ?? intelligentContextStep;
+  const step = deps.contextStep ?? DEFAULT_CONTEXT_STEP;
   const ctx = step({
     input: messages,
     prefixKey: (i) => env.history.prefixKey(i),

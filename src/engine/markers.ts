@@ -7,9 +7,9 @@
  *   `[svc: 87 items omitted; retrieve with svc_retrieve hash=3fa9c2e1b4d5a6f7c8d9e0a1]`
  * Gap note (where a compressed text has several gaps, each gap gets a short
  * note and the text ends with the full marker that covers them all):
- *   `[svc: 12 lines omitted]`
+ *   `[12 lines omitted]`
  * Repeat note (lossless: the line above it occurred N more times in a row):
- *   `[svc: previous line repeated 12 more times]`
+ *   `[repeated 12 more times]`
  * Index note (names that occur only in the omitted part, before the full marker):
  *   `[svc: omitted part mentions: lib/foo.ex, pod-7f9c, ERR_TIMEOUT]`
  * Unchanged note (an entity shown earlier keeps its id and changed fields):
@@ -44,12 +44,12 @@ export function formatMarker(info: MarkerInfo): string {
 
 /** Renders the short note for one of several gaps in a text that ends with a full marker. */
 export function formatGap(omitted: number, unit: MarkerUnit): string {
-  return `[svc: ${omitted} ${unit} omitted]`;
+  return `[${omitted} ${unit} omitted]`;
 }
 
 /** Renders the lossless note that the line before it repeats `times` more times. */
 export function formatRepeat(times: number): string {
-  return `[svc: previous line repeated ${times} more times]`;
+  return `[repeated ${times} more times]`;
 }
 
 /** Renders the index of names that occur only in the omitted part of a text. */

@@ -5,6 +5,8 @@ import type { ContentType } from './compressors/types.js';
 
 /** Lines inspected by the line-based detectors (enough to decide, cheap on huge outputs). */
 const SAMPLE_LINES = 400;
+/** Characters of each line the detectors look at. */
+const MAX_TESTED_CHARS = 500;
 
 const DIFF_RE = /^(?:diff --git |--- a\/|\+\+\+ b\/|@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@)/m;
 const HUNK_RE = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@/m;
@@ -38,7 +40,8 @@ function share(lines: readonly string[], re: { test(line: string): boolean }): n
   for (const l of lines) {
     if (l.trim() === '') continue;
     n++;
-    if (re.test(l)) hit++;
+    // detectors look at the start of a line; a cut keeps their cost linear on huge lines
+    if (re.test(l.length > MAX_TESTED_CHARS ? l.slice(0, MAX_TESTED_CHARS) : l)) hit++;
   }
   return n === 0 ? 0 : hit / n;
 }
@@ -67,10 +70,10 @@ export function detectContentType(text: string): ContentType {
   if (HTML_START_RE.test(head)) return 'html';
   const tags = head.match(TAG_RE)?.length ?? 0;
   if (tags >= 10 && tags * 60 > head.length) return 'html';
-  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
   if (share(lines, TIMESTAMP_RE) >= 0.3 || share(lines, LEVEL_RE) >= 0.25 || share(lines, TEST_RE) >= 0.2)
     return 'log';
   if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';
+  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
   if (share(lines, TABLE_ROW_RE) >= 0.6) return 'table';
   if (share(lines, CODE_RE) >= 0.25) return 'code';
   return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';

@@ -18,19 +18,19 @@ export const MIN_SAVED_TOKENS = 40;
 /** See `MIN_SAVED_TOKENS`. */
 export const MIN_SAVINGS_RATIO = 0.1;
 
-/** Lines of context kept before and after an error or warning line in logs. */
+/** Lines of context kept before and after the first error of each kind in logs. */
 export const LOG_CONTEXT_LINES = 1;
 
-/** Lines always kept at the head and at the tail of line-based content. */
+/** Lines of a log kept at its head and tail once errors, summaries and warnings are in (the first and last 2 always). */
 export const HEAD_LINES = 5;
 /** See `HEAD_LINES`. */
 export const TAIL_LINES = 5;
 
-/** Items always kept at each end of a JSON array. */
+/** Items kept at each end of a JSON array when they fit (the first and last item always). */
 export const JSON_EDGE_ITEMS = 3;
 
 /** JSON arrays with fewer items than this are kept whole. */
-export const JSON_MIN_ITEMS = 8;
+export const JSON_MIN_ITEMS = 5;
 
 /** Unchanged context lines kept around each changed line of a diff hunk. */
 export const DIFF_CONTEXT_LINES = 1;
@@ -39,7 +39,7 @@ export const DIFF_CONTEXT_LINES = 1;
 export const SEARCH_MATCHES_PER_FILE = 3;
 
 /** Source files still this large after lossless steps are folded (definitions and new identifiers kept). */
-export const CODE_FOLD_MIN_TOKENS = 800;
+export const CODE_FOLD_MIN_TOKENS = 500;
 
 /**
  * Size cap of a lossy selection per content type: the kept lines or items
@@ -49,12 +49,12 @@ export const CODE_FOLD_MIN_TOKENS = 800;
  * even spread.
  */
 export const CAPS = {
-  log: { base: 150, share: 0.1, max: 2000 },
-  text: { base: 150, share: 0.2, max: 2000 },
-  table: { base: 150, share: 0.2, max: 2000 },
-  search: { base: 150, share: 0.25, max: 2000 },
-  json: { base: 150, share: 0.2, max: 2500 },
-  code: { base: 200, share: 0.25, max: 2500 },
+  log: { base: 100, share: 0.03, max: 2000 },
+  text: { base: 100, share: 0.05, max: 2000 },
+  table: { base: 100, share: 0.05, max: 2000 },
+  search: { base: 100, share: 0.08, max: 2000 },
+  json: { base: 100, share: 0.06, max: 2500 },
+  code: { base: 120, share: 0.08, max: 2500 },
 } as const;
 
 /** The cap in tokens for `tokens` of content of a type (see `CAPS`). */
@@ -68,13 +68,15 @@ export const LONG_LINE_CHARS = 600;
 
 /**
  * The index of an omitted part (names that occur only there) may cost this
- * share of the cap, and at most `INDEX_MAX_TOKENS`.
+ * share of the cap, at least `INDEX_MIN_TOKENS` and at most `INDEX_MAX_TOKENS`.
  */
-export const INDEX_SHARE = 0.2;
+export const INDEX_SHARE = 0.3;
+/** The index may always use at least this many tokens. */
+export const INDEX_MIN_TOKENS = 60;
 /** See `INDEX_SHARE`. */
 export const INDEX_MAX_TOKENS = 150;
 
 /** Token budget of the omitted-part index for a selection with cap `cap`. */
 export function indexBudget(cap: number): number {
-  return Math.min(INDEX_MAX_TOKENS, Math.round(cap * INDEX_SHARE));
+  return Math.min(INDEX_MAX_TOKENS, Math.max(INDEX_MIN_TOKENS, Math.round(cap * INDEX_SHARE)));
 }

@@ -1,45 +1,21 @@
-import { lineKey, MIN_LINE_CHARS } from '../history.js';
+import { lineKey } from '../history.js';
 import { mentionsAny } from '../identifiers.js';
 import { CODE_FOLD_MIN_TOKENS, capFor, HEAD_LINES, indexBudget } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, renderKept, tidyLines } from './lines.js';
-import { keepNovel, omittedIdentifiers, Selection } from './select.js';
+import {
+  approxTokens,
+  collapseRepeats,
+  fillSmallGaps,
+  markRepeatedRuns,
+  renderKept,
+  tidyLines,
+} from './lines.js';
 import { isNumberedListing, unpadListing } from './listing.js';
+import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
-
-/** Shortest run of lines, all shown earlier in the conversation, that is replaced by a note. */
-const MIN_REPEATED_RUN = 4;
-
-/**
- * Marks for removal every run of at least `MIN_REPEATED_RUN` lines whose
- * substantial lines (and at least 3 of them) all occurred earlier in the
- * conversation: a file read again after an edit, a file the agent wrote.
- */
-function dropRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>, keep: Uint8Array): number {
-  let dropped = 0;
-  for (let i = 0; i < lines.length; ) {
-    const start = i;
-    let known = 0;
-    for (; i < lines.length; i++) {
-      const key = lineKey(lines[i]!);
-      if (key.length < MIN_LINE_CHARS) continue;
-      if (!earlier.has(key)) break;
-      known++;
-    }
-    // trailing short lines belong to the next run, not this one
-    let end = i;
-    while (end > start && lineKey(lines[end - 1]!).length < MIN_LINE_CHARS) end--;
-    if (end - start >= MIN_REPEATED_RUN && known >= 3) {
-      keep.fill(0, start, end);
-      dropped += end - start;
-    }
-    if (i === start) i++;
-  }
-  return dropped;
-}
 
 /** Definitions and other structure lines a folded file keeps. */
 const DEFINITION_RE =
-  /^\s*(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|defp|defmacro|defmodule|defstruct|defimpl|defprotocol|function\*?|class|interface|type|enum|struct|trait|impl|fn|func|module|namespace|package|describe|it|test|context)\b|(?:public|private|protected|static|internal|override)\s|(?:export\s+)?(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:\(|function)|@(?:doc|moduledoc|spec|impl|callback)\b|(?:import|from|require|use|alias|include)\b|#include|[A-Za-z_][\w.]*:\s*$)/;
+  /^\s*(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:def|defp|defmacro|defmodule|defstruct|defimpl|defprotocol|function\*?|class|interface|type|enum|struct|trait|impl|fn|func|module|namespace|package|describe|it|test|context)\b|(?:public|private|protected|static|internal|override)\s|(?:export\s+)?(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:\(|function)|@(?:doc|moduledoc|spec|impl|callback)\b|(?:import|from|require|use|alias|include)\b|#include|[A-Za-z_][\w.]*:\s*$|[A-Za-z_][\w<>:*&, ]*\s[*&]*[A-Za-z_][\w:]*\s*\([^;]*\)\s*\{?\s*$)/;
 
 /**
  * Folds a large file under the code cap: keeps its first lines, then (while
@@ -55,7 +31,8 @@ function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext):
   for (let i = 0; i < lines.length; i++) {
     if (!candidate[i]) continue;
     const line = lines[i]!;
-    if (DEFINITION_RE.test(lineKey(line)) || (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms))) sel.take(i);
+    if (DEFINITION_RE.test(lineKey(line)) || (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)))
+      sel.take(i);
   }
   keepNovel(masked, sel, ctx.seen);
   keep.set(sel.keep);
@@ -75,9 +52,16 @@ export function compressCode(text: string, ctx: CompressContext): Compressed {
   if (isNumberedListing(lines)) lines = unpadListing(lines);
   lines = collapseRepeats(tidyLines(lines));
   const keep = new Uint8Array(lines.length).fill(1);
-  const repeated = dropRepeatedRuns(lines, ctx.earlierLines(), keep);
+  const repeatedMask = markRepeatedRuns(lines, ctx.earlierLines());
+  let repeated = 0;
+  repeatedMask.forEach((r, i) => {
+    if (r) {
+      keep[i] = 0;
+      repeated++;
+    }
+  });
   const remaining = lines.filter((_, i) => keep[i]).join('\n');
-  const folded = ctx.countTokens(remaining) >= CODE_FOLD_MIN_TOKENS;
+  const folded = approxTokens(remaining) >= CODE_FOLD_MIN_TOKENS;
   const cap = folded ? fold(lines, keep, ctx) : 0;
   if (folded || repeated > 0) {
     fillSmallGaps(lines, keep);

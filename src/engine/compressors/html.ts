@@ -13,9 +13,9 @@ const BLOCK_RE =
  */
 export function compressHtml(text: string, ctx: CompressContext): Compressed {
   const stripped = text
-    .replace(/<(script|style|noscript|svg)\b[\s\S]*?<\/\1>/gi, '')
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<a\b[^>]*?href="([^"]*)"[^>]*>([\s\S]*?)<\/a>/gi, '$2 ($1)')
+    .replace(/<(script|style|noscript|svg)\b[^>]{0,2000}>[\s\S]{0,500000}?<\/\1>/gi, '')
+    .replace(/<!--[\s\S]{0,100000}?-->/g, '')
+    .replace(/<a\b[^>]{0,2000}?href="([^"]{0,2000})"[^>]{0,2000}>([^<]{0,2000})<\/a>/gi, '$2 ($1)')
     .replace(BLOCK_RE, '\n')
     .replace(/<[^>]+>/g, '')
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (m, e: string) => {

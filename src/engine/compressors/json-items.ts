@@ -64,6 +64,7 @@ function markChangePoints(records: readonly Record<string, unknown>[], keep: Uin
   }
 }
 
+/** Which items of an array `selectItems` keeps, and how many of them report errors. */
 export interface ItemSelection {
   keep: Uint8Array;
   errors: number;

@@ -35,8 +35,7 @@ export function parseJsonLines(lines: readonly string[]): unknown[] | null {
 /** Recognizes JSON content; null when the text is not JSON. */
 export function parseJsonContent(text: string): ParsedJson | null {
   const whole = tryParse(text);
-  if (whole.ok)
-    return { preamble: '', value: whole.value, shape: 'document' };
+  if (whole.ok) return { preamble: '', value: whole.value, shape: 'document' };
   const lines = text.split('\n');
   for (let k = 1; k <= MAX_PREAMBLE_LINES && k < lines.length; k++) {
     const head = lines.slice(0, k);

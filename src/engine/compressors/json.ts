@@ -1,13 +1,14 @@
 import { formatIndex, formatMarker, formatUnchanged } from '../markers.js';
 import { capFor, indexBudget, JSON_MIN_ITEMS, SMALL_OUTPUT_TOKENS } from '../settings.js';
+import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
+import { relativizeLinks } from './json-links.js';
 import { parseJsonContent } from './json-parse.js';
 import { renderCompact } from './json-render.js';
-import { shortenKnownEntities } from './json-entities.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
-import { omittedIdentifiers } from './select.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
+import { omittedIdentifiers } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
 interface CrushStats {
@@ -58,14 +59,16 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
     return isNumberedListing(lines) ? compressItemLines(lines, ctx, true) : null;
   }
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
-  const lossless = parsed.preamble + renderCompact(parsed.value);
-  if (ctx.countTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
+  const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
+  const lossless = parsed.preamble + renderCompact(links.value);
+  if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
   const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
-  if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0) return { text: lossless, lossy: false };
-  const body = renderCompact(deduped.value);
+  if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)
+    return { text: lossless, lossy: false };
+  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
   const note = [
     stats.errors > 0 ? `${stats.errors} error items kept` : '',
     stats.paths.slice(0, 3).join(', '),
@@ -87,7 +90,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
     [body, ...stats.omittedTexts],
     new Uint8Array(stats.omittedTexts.length + 1).fill(1, 0, 1),
     ctx.seen,
-    indexBudget(capFor('json', ctx.countTokens(lossless))),
+    indexBudget(capFor('json', approxTokens(lossless))),
   );
   const indexLine = index.length > 0 ? `\n${formatIndex(index)}` : '';
   return { text: `${parsed.preamble}${body}${indexLine}\n${marker}`, lossy: true };
@@ -98,7 +101,11 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
  * each JSON line is an item; kept lines stay verbatim (listing numbers
  * unpadded), other lines stay, gaps get notes.
  */
-function compressItemLines(lines: readonly string[], ctx: CompressContext, listing: boolean): Compressed | null {
+function compressItemLines(
+  lines: readonly string[],
+  ctx: CompressContext,
+  listing: boolean,
+): Compressed | null {
   const body = listing ? listingBody(lines) : lines;
   const itemLines: number[] = [];
   const values: unknown[] = [];

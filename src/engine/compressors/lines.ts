@@ -1,3 +1,4 @@
+import { lineKey, MIN_LINE_CHARS } from '../history.js';
 import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
 import { LONG_LINE_CHARS } from '../settings.js';
 
@@ -7,7 +8,7 @@ export function approxTokens(text: string): number {
 }
 
 /** Token cost of a gap note, below which a gap is not worth making. */
-const GAP_COST = 8;
+const GAP_COST = 6;
 
 /**
  * Keeps dropped runs that are cheaper than the note that would replace them,
@@ -33,6 +34,7 @@ export function keepRange(keep: Uint8Array, from: number, to: number): void {
   keep.fill(1, Math.max(0, from), Math.min(keep.length, to));
 }
 
+/** How `renderKept` writes its markers. */
 export interface RenderOptions {
   hash: string;
   unit?: MarkerUnit;
@@ -124,4 +126,38 @@ export function shortenLine(line: string): string {
   const head = Math.round(LONG_LINE_CHARS * 0.7);
   const tail = Math.round(LONG_LINE_CHARS * 0.2);
   return `${line.slice(0, head)} ${formatGap(line.length - head - tail, 'chars')} ${line.slice(-tail)}`;
+}
+
+/** Shortest run of lines, all shown earlier in the conversation, that is replaced by a note. */
+const MIN_REPEATED_RUN = 4;
+/** A single line at least this long that was shown earlier also counts as a repeated run. */
+const LONG_REPEATED_LINE = 200;
+
+/**
+ * Marks every run of at least `MIN_REPEATED_RUN` lines whose substantial
+ * lines (at least 3 of them) all occurred earlier in the conversation, and
+ * every long line shown earlier: a file read again after an edit, a file the
+ * agent wrote itself, instructions pasted into every message.
+ */
+export function markRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>): Uint8Array {
+  const mask = new Uint8Array(lines.length);
+  if (earlier.size === 0) return mask;
+  for (let i = 0; i < lines.length; ) {
+    const start = i;
+    let known = 0;
+    let longKnown = false;
+    for (; i < lines.length; i++) {
+      const key = lineKey(lines[i]!);
+      if (key.length < MIN_LINE_CHARS) continue;
+      if (!earlier.has(key)) break;
+      known++;
+      if (key.length >= LONG_REPEATED_LINE) longKnown = true;
+    }
+    // trailing short lines belong to whatever follows, not to this run
+    let end = i;
+    while (end > start && lineKey(lines[end - 1]!).length < MIN_LINE_CHARS) end--;
+    if ((end - start >= MIN_REPEATED_RUN && known >= 3) || longKnown) mask.fill(1, start, end);
+    if (i === start) i++;
+  }
+  return mask;
 }

@@ -1,6 +1,14 @@
 import { mentionsAny } from '../identifiers.js';
 import { capFor, HEAD_LINES, indexBudget, LOG_CONTEXT_LINES, TAIL_LINES } from '../settings.js';
-import { approxTokens, collapseRepeats, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
+import {
+  approxTokens,
+  collapseRepeats,
+  fillSmallGaps,
+  markRepeatedRuns,
+  renderKept,
+  shortenLine,
+  tidyLines,
+} from './lines.js';
 import { keepNovel, keepSpread, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
@@ -20,6 +28,7 @@ const SUMMARY_RE =
 /** Line shape with numbers, hex ids and quoted values blanked: lines of one kind share a template. */
 export function lineTemplate(line: string): string {
   return line
+    .slice(0, 400)
     .replace(/"(?:[^"\\]|\\.){0,200}"/g, '"_"')
     .replace(/\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b/gi, '#')
     .replace(/\d+/g, '#')
@@ -27,27 +36,47 @@ export function lineTemplate(line: string): string {
     .slice(0, 160);
 }
 
+/** A kind of line seen more often than this is common: its lines do not compete on new identifiers. */
+const COMMON_KIND = 5;
+
+/** Lines at each end that are always kept, whatever the cap. */
+const FORCED_EDGE = 2;
+
 /** How a line-based selection is tuned for one content type. */
 export interface LineRules {
-  /** Leading lines always kept (a table's header, a log's start). */
+  /** Leading lines kept once errors, summaries and warnings are in (a table's header, a log's start). */
   head: number;
   tail: number;
   /** Which entry of `CAPS` sizes the selection. */
   cap: 'log' | 'text' | 'table';
   /** Keep the first line of each template (distinct kinds of line) after novelty. */
   kinds: boolean;
+  /**
+   * Errors first (logs, tables): the first line of each kind of error is kept
+   * even past the cap. Otherwise (documents, where "error" is often just a
+   * word) error lines come after lines with new identifiers.
+   */
+  errorsFirst: boolean;
 }
 
 /** Rules for logs. */
-export const LOG_RULES: LineRules = { head: HEAD_LINES, tail: TAIL_LINES, cap: 'log', kinds: true };
+export const LOG_RULES: LineRules = {
+  head: HEAD_LINES,
+  tail: TAIL_LINES,
+  cap: 'log',
+  kinds: true,
+  errorsFirst: true,
+};
 
 /**
  * Line-based selection shared by logs, tables and structured text, under the
- * cap of its type. In priority order: the head and tail; the first line of
- * each kind of error, lines naming a term of the latest user message, summary
- * lines; the context and stack trace of each first error, the first warning
- * of each kind, the last occurrence of recurring errors; lines with new
- * identifiers; the first line of each other kind; an even spread. Repeated
+ * cap of its type. In priority order: the first and last two lines and the
+ * first line of each kind of error (kept past the cap, up to the cap again);
+ * the stack traces of those errors; summary lines and lines naming a term of
+ * the latest user message; the first warning of each kind; a line of context
+ * around each first error; the head and tail of `rules`; the last occurrence
+ * of recurring errors; lines with new identifiers; the first line of each
+ * other kind; an even spread. Repeated
  * lines collapse to a count (lossless); very long kept lines are shortened.
  */
 export function compressLines(text: string, ctx: CompressContext, rules: LineRules): Compressed {
@@ -56,8 +85,10 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const n = lines.length;
   const shown = lines.map(shortenLine);
   const sel = Selection.ofLines(shown, capFor(rules.cap, approxTokens(lossless)));
-  sel.takeRange(0, rules.head, true);
-  sel.takeRange(n - rules.tail, n, true);
+  const repeated = markRepeatedRuns(lines, ctx.earlierLines());
+  sel.block(repeated);
+  sel.takeRange(0, FORCED_EDGE, true);
+  sel.takeRange(n - FORCED_EDGE, n, true);
   const templates = lines.map(lineTemplate);
   const firstErrors: number[] = [];
   const firstWarnings: number[] = [];
@@ -67,24 +98,46 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const wanted: number[] = [];
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
-    const isError = ERROR_RE.test(line);
-    const isWarn = !isError && WARN_RE.test(line);
+    const head = line.length > 2000 ? line.slice(0, 2000) : line;
+    const isError = ERROR_RE.test(head);
+    const isWarn = !isError && WARN_RE.test(head);
     if (isError || isWarn) {
       if (isError) errors++;
       const t = templates[i]!;
       if (!seenKinds.has(t)) {
         seenKinds.add(t);
         (isError ? firstErrors : firstWarnings).push(i);
-        if (isError) wanted.push(i);
       } else lastOfKind.set(t, i);
-    } else if (SUMMARY_RE.test(line) && line.length < 300) wanted.push(i);
+    } else if (line.length < 300 && SUMMARY_RE.test(line)) wanted.push(i);
     if (ctx.userTerms.length > 0 && mentionsAny(line, ctx.userTerms)) wanted.push(i);
   }
+  if (rules.errorsFirst) {
+    // the first line of each kind of error is kept even past the cap, up to the cap again
+    let errorCost = 0;
+    for (const i of firstErrors) {
+      const before = sel.used;
+      if (errorCost <= sel.cap && sel.take(i, true)) errorCost += sel.used - before;
+    }
+    for (const i of firstErrors) takeStackTrace(lines, sel, i);
+  }
   for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
-  for (const i of firstErrors) takeIncident(lines, sel, i, LOG_CONTEXT_LINES);
-  for (const i of firstWarnings) sel.take(i);
+  if (rules.errorsFirst) for (const i of firstWarnings) sel.take(i);
+  // in a log line of a kind that recurs many times, new identifiers are per-line noise (request
+  // ids); a table's rows are all of one kind but each names its own entity
+  const kindCount = new Map<string, number>();
+  for (const t of templates) kindCount.set(t, (kindCount.get(t) ?? 0) + 1);
+  const common = (i: number) => rules.kinds && (kindCount.get(templates[i]!) ?? 0) > COMMON_KIND;
+  keepNovel(
+    shown.map((l, i) => (common(i) ? '' : l)),
+    sel,
+    ctx.seen,
+  );
+  if (!rules.errorsFirst)
+    for (const i of [...firstErrors, ...firstWarnings].sort((a, b) => a - b)) sel.take(i);
+  for (const i of firstErrors) sel.takeRange(i - LOG_CONTEXT_LINES, i + LOG_CONTEXT_LINES + 1);
+  sel.takeRange(0, rules.head);
+  sel.takeRange(n - rules.tail, n);
   for (const i of lastOfKind.values()) sel.take(i);
-  keepNovel(shown, sel, ctx.seen);
   if (rules.kinds) {
     const kept = new Set(templates.filter((_, i) => sel.keep[i]));
     for (let i = 0; i < n && !sel.full; i++) {
@@ -99,13 +152,15 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const note = errors > 0 ? `${errors} error lines` : undefined;
   const index = omittedIdentifiers(lines, keep, ctx.seen, indexBudget(sel.cap), shown);
   const out = renderKept(shown, keep, { hash: ctx.hash, index, ...(note ? { note } : {}) });
-  if (out === null) return shown.some((l, i) => l !== lines[i]) ? { text: shown.join('\n'), lossy: true } : { text: lossless, lossy: false };
+  if (out === null)
+    return shown.some((l, i) => l !== lines[i])
+      ? { text: shown.join('\n'), lossy: true }
+      : { text: lossless, lossy: false };
   return { text: out, lossy: true };
 }
 
-/** Keeps, while they fit, `context` lines around an error and the stack trace that follows it. */
-function takeIncident(lines: readonly string[], sel: Selection, i: number, context: number): void {
-  sel.takeRange(i - context, i + context + 1);
+/** Keeps, while they fit, the stack trace that follows an error line (up to 40 frames). */
+function takeStackTrace(lines: readonly string[], sel: Selection, i: number): void {
   for (let j = i + 1; j < lines.length && j - i <= 40; j++) {
     if (!STACK_RE.test(lines[j]!)) break;
     sel.take(j);

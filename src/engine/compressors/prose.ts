@@ -1,8 +1,18 @@
-import { collapseRepeats, tidyLines } from './lines.js';
+import { collapseRepeats, markRepeatedRuns, renderKept, tidyLines } from './lines.js';
 import type { CompressContext, Compressed } from './types.js';
 
-/** Prose: conservative and lossless; redundant whitespace and repeated lines only, no word dropped. */
-export function compressProse(text: string, _ctx: CompressContext): Compressed {
-  const lines = text.split('\n').map((l) => l.replace(/(\S) {2,}(?=\S)/g, '$1 '));
-  return { text: collapseRepeats(tidyLines(lines)).join('\n'), lossy: false };
+/**
+ * Prose: conservative; redundant whitespace and repeated lines go, and
+ * passages already shown earlier in the conversation (instructions pasted
+ * into every message) become a note. No word of a kept line is dropped.
+ */
+export function compressProse(text: string, ctx: CompressContext): Compressed {
+  const lines = collapseRepeats(tidyLines(text.split('\n').map((l) => l.replace(/(\S) {2,}(?=\S)/g, '$1 '))));
+  const repeated = markRepeatedRuns(lines, ctx.earlierLines());
+  const out = renderKept(
+    lines,
+    repeated.map((r) => 1 - r),
+    { hash: ctx.hash, note: 'shown earlier in the conversation' },
+  );
+  return out === null ? { text: lines.join('\n'), lossy: false } : { text: out, lossy: true };
 }

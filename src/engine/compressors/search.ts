@@ -5,11 +5,12 @@ import { ERROR_RE } from './log.js';
 import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
-const MATCH_RE = /^((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
+const MATCH_RE = /^(?=[^:\s]*[A-Za-z])((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
 const PATH_RE = /^(?:[A-Za-z]:)?[.~]?\/?(?:[\w@.+-]+\/)+[\w@.+ -]*\/?$/;
 
 /** The file a search-result line belongs to ('' for headers and summaries). */
-function fileOf(line: string): string {
+function fileOf(full: string): string {
+  const line = full.length > 500 ? full.slice(0, 500) : full;
   const m = MATCH_RE.exec(line);
   if (m) return m[1]!;
   return PATH_RE.test(line.trim()) ? line.trim() : '';

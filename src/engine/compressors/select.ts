@@ -16,7 +16,7 @@ export function stableIdentifiers(line: string): string[] {
 }
 
 /** Estimated cost of the note that replaces a gap. */
-const NOTE_COST = 8;
+const NOTE_COST = 6;
 
 /**
  * A selection of lines (or items) under a token cap. Units are taken in the
@@ -26,12 +26,21 @@ const NOTE_COST = 8;
  */
 export class Selection {
   readonly keep: Uint8Array;
+  private readonly blocked: Uint8Array;
   used = 0;
   constructor(
     private readonly costs: readonly number[],
     readonly cap: number,
   ) {
     this.keep = new Uint8Array(costs.length);
+    this.blocked = new Uint8Array(costs.length);
+  }
+
+  /** Makes units unavailable (already shown earlier in the conversation); even `force` skips them. */
+  block(mask: Uint8Array): void {
+    mask.forEach((b, i) => {
+      if (b) this.blocked[i] = 1;
+    });
   }
 
   static ofLines(lines: readonly string[], cap: number): Selection {
@@ -50,6 +59,7 @@ export class Selection {
   take(i: number, force = false): boolean {
     if (i < 0 || i >= this.costs.length) return false;
     if (this.keep[i]) return true;
+    if (this.blocked[i]) return false;
     const cost = this.price(i);
     if (!force && this.used + cost > this.cap) return false;
     this.keep[i] = 1;
@@ -117,7 +127,8 @@ export function omittedIdentifiers(
   shownTexts: readonly string[] = texts,
 ): string[] {
   const shown = new Set<string>();
-  for (let i = 0; i < texts.length; i++) if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
+  for (let i = 0; i < texts.length; i++)
+    if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
   const counts = new Map<string, number>();
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;

@@ -1,7 +1,7 @@
 import { compressLines, type LineRules } from './log.js';
 import type { CompressContext, Compressed } from './types.js';
 
-const TABLE_RULES: LineRules = { head: 3, tail: 2, cap: 'table', kinds: false };
+const TABLE_RULES: LineRules = { head: 3, tail: 2, cap: 'table', kinds: false, errorsFirst: true };
 
 /**
  * Tables (column-aligned command output such as `kubectl get`, `ps`, `df`):

@@ -1,7 +1,7 @@
 import { compressLines, type LineRules } from './log.js';
 import type { CompressContext, Compressed } from './types.js';
 
-const TEXT_RULES: LineRules = { head: 8, tail: 3, cap: 'text', kinds: true };
+const TEXT_RULES: LineRules = { head: 8, tail: 3, cap: 'text', kinds: true, errorsFirst: false };
 
 /**
  * Structured plain text that is neither prose nor code (`key: value`

@@ -15,8 +15,8 @@ export interface CompressContext {
   earlierJson(): ReadonlySet<string>;
   /** Entities of the JSON in earlier tool outputs (see `json-entities.ts`); computed on demand. */
   earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
-  /** Exact token count for the request's model (memoized). */
-  countTokens(text: string): number;
+  /** Shapes of objects with derived links in earlier tool outputs (see `json-links.ts`). */
+  earlierLinkShapes(): ReadonlySet<string>;
 }
 
 /** A compressor's answer. */

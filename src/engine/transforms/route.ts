@@ -54,7 +54,9 @@ export const routeTransform: Transform = {
         if (unit.text.length < SMALL_OUTPUT_TOKENS) continue;
         const before = countText(unit.text);
         if (before < SMALL_OUTPUT_TOKENS) continue;
-        const key = `svc-router:${ENGINE_VERSION}:${tokenizer.encoding}:${history.prefixKey(i)}:${unit.part}`;
+        const key = memo
+          ? `svc-router:${ENGINE_VERSION}:${tokenizer.encoding}:${history.prefixKey(i)}:${unit.part}`
+          : '';
         let result: UnitResult | undefined;
         const cached = memo?.get(key);
         if (cached !== undefined) result = JSON.parse(cached) as UnitResult;
@@ -66,8 +68,8 @@ export const routeTransform: Transform = {
             seen: history.seenBefore(i),
             earlierJson: () => history.jsonSubtreesBefore(i),
             earlierEntities: () => history.jsonEntitiesBefore(i),
+            earlierLinkShapes: () => history.jsonLinkShapesBefore(i),
             earlierLines: () => history.linesBefore(i),
-            countTokens: countText,
           };
           result = compressUnit(unit.text, before, ctx, countText);
           memo?.set(key, JSON.stringify(result));

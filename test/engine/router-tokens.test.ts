@@ -1,0 +1,110 @@
+import { get_encoding } from 'tiktoken';
+import { describe, expect, it } from 'vitest';
+import { detectContentType } from '../../src/engine/router.js';
+import { encodingForModel, tokenizerFor } from '../../src/engine/tokens.js';
+
+const repeat = (line: (i: number) => string, n = 20) =>
+  Array.from({ length: n }, (_, i) => line(i)).join('\n');
+
+describe('detectContentType', () => {
+  it.each([
+    ['json document', '{"a": [1, 2, 3], "b": {"c": true}}', 'json'],
+    ['json after a status line', 'HTTP 200\n[{"id": 1}, {"id": 2}]', 'json'],
+    ['json lines', '{"level":30,"msg":"a"}\n{"level":50,"msg":"b"}', 'json'],
+    ['numbered listing of json lines', repeat((i) => `${String(i + 1).padStart(6)}→{"n":${i}}`), 'json'],
+    ['unified diff', 'diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n c', 'diff'],
+    ['html page', '<!DOCTYPE html><html><body><p>hi</p></body></html>', 'html'],
+    ['grep -n output', repeat((i) => `src/mod${i % 3}.ts:${i + 1}:  const x = ${i};`), 'search'],
+    ['file list', repeat((i) => `/home/me/project/lib/file_${i}.ex`), 'search'],
+    [
+      'timestamped log',
+      repeat((i) => `2025-01-01T00:00:${String(i).padStart(2, '0')}Z INFO tick ${i}`),
+      'log',
+    ],
+    [
+      'stack trace',
+      `Exception in thread "main" java.lang.Error\n${repeat((i) => `\tat com.example.C${i}.run(C${i}.java:${i})`)}`,
+      'log',
+    ],
+    [
+      'kubectl table',
+      `NAME      READY   STATUS    AGE\n${repeat((i) => `pod-${i}     1/1     Running   3d`)}`,
+      'table',
+    ],
+    [
+      'numbered source file',
+      repeat((i) => `${String(i + 1).padStart(6)}→  value_${i} = compute(${i})`),
+      'code',
+    ],
+    [
+      'source code',
+      repeat((i) => (i % 4 === 0 ? `function f${i}(a) {` : i % 4 === 3 ? '}' : `  const v${i} = a + ${i};`)),
+      'code',
+    ],
+    [
+      'prose',
+      repeat(() => 'The service retries each request until the upstream answers or the deadline passes.', 8),
+      'prose',
+    ],
+    ['key: value listing', repeat((i) => `Field${i}:   value ${i}`), 'text'],
+  ])('%s -> %s', (_name, text, type) => {
+    expect(detectContentType(text)).toBe(type);
+  });
+});
+
+describe('token counting', () => {
+  it('picks the encoding per model family; Claude and unknown models are estimates', () => {
+    expect(encodingForModel('gpt-4o')).toEqual({ encoding: 'o200k_base', exact: true });
+    expect(encodingForModel('o3-mini')).toEqual({ encoding: 'o200k_base', exact: true });
+    expect(encodingForModel('gpt-4-turbo')).toEqual({ encoding: 'cl100k_base', exact: true });
+    expect(encodingForModel('gpt-3.5-turbo')).toEqual({ encoding: 'cl100k_base', exact: true });
+    expect(encodingForModel('claude-sonnet-4')).toEqual({ encoding: 'o200k_base', exact: false });
+  });
+
+  it('counts exactly what tiktoken counts, with message and tool-call overhead', () => {
+    const text = 'Compress the context, keep the evidence: pod-7f9c ERR_TIMEOUT at 12:00.';
+    for (const [model, encoding] of [
+      ['gpt-4o', 'o200k_base'],
+      ['gpt-4', 'cl100k_base'],
+    ] as const) {
+      const enc = get_encoding(encoding);
+      const n = enc.encode_ordinary(text).length;
+      const args = '{"pod":"pod-7f9c"}';
+      const a = enc.encode_ordinary(args).length;
+      const name = enc.encode_ordinary('logs').length;
+      enc.free();
+      const tok = tokenizerFor(model);
+      expect(tok.countText(text)).toBe(n);
+      // 3 to prime the reply, 3 per message, 3 per tool call plus its name and arguments
+      expect(
+        tok.countMessages([
+          { role: 'user', content: text },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'logs', arguments: args } }],
+          },
+        ]),
+      ).toBe(3 + 3 + n + 3 + 3 + name + a);
+    }
+  });
+
+  it('estimates Claude as o200k plus 10%', () => {
+    const text = 'x'.repeat(10) + ' hello world '.repeat(50);
+    const exact = tokenizerFor('gpt-4o').countText(text);
+    const est = tokenizerFor('claude-opus-4');
+    expect(est.exact).toBe(false);
+    expect(est.encoding).toBe('estimate');
+    expect(est.countText(text)).toBe(Math.ceil(exact * 1.1));
+  });
+});
+
+describe('pathological inputs (regression: a 2 MB line without separators stalled BPE and the grep detector)', () => {
+  it('counts and compresses huge runs in bounded time', () => {
+    const tok = tokenizerFor('gpt-4o');
+    const run = 'x'.repeat(256 * 800);
+    // counted in 256-character slices of 32 tokens each
+    expect(tok.countText(`start ${run}`)).toBe(tok.countText('start ') + 800 * 32);
+    expect(detectContentType(`${run}\n${run}`)).toBe('text');
+  });
+});
