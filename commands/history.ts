@@ -24,9 +24,8 @@ export default class History extends Command {
     format: Flags.string({ summary: 'output format', options: ['json', 'csv', 'table'], default: 'json' }),
     series: Flags.string({ summary: 'series for csv and table', options: [...SERIES_NAMES] }),
     output: Flags.string({ summary: 'write to this file (atomically) instead of stdout', char: 'o' }),
-    // The serve options of the shared store (same names, env vars and checks): the fleet's history.
-    store: configFlags('serve').store,
-    'store-prefix': configFlags('serve')['store-prefix'],
+    // The shared-store options (same names, env vars and checks as serve): the fleet's history.
+    ...configFlags('history'),
   };
 
   async run(): Promise<HistoryRecord> {

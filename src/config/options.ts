@@ -460,7 +460,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: undefined,
     description: 'shared state in Redis: `redis://HOST:PORT/DB` or `rediss://...`',
-    commands: SERVE,
+    commands: ['serve', 'history'],
   },
   {
     key: 'storePrefix',
@@ -469,6 +469,6 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: 'svc:',
     description: 'key prefix in the shared store',
-    commands: SERVE,
+    commands: ['serve', 'history'],
   },
 ];
