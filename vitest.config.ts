@@ -8,5 +8,6 @@ export default defineConfig({
     pool: 'forks',
     setupFiles: ['test/setup/loopback-only.ts'],
     allowOnly: false,
+    reporters: ['default', './test/setup/plain-summary-reporter.ts'],
   },
 });
