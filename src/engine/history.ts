@@ -73,7 +73,7 @@ export class History {
    */
   prefixKey(i: number): string {
     for (let k = this.prefix.length; k <= i; k++) {
-      const own = contentHash(JSON.stringify(this.messages[k]));
+      const own = fingerprint(this.messages[k]);
       this.prefix.push(contentHash(`${k === 0 ? '' : this.prefix[k - 1]}:${own}`));
     }
     return this.prefix[i]!;
@@ -186,6 +186,36 @@ export class History {
     }
     return terms;
   }
+}
+
+/** Strings longer than this stand in a fingerprint as their content hash. */
+const FINGERPRINT_HASH_FROM = 64;
+
+/**
+ * An exact, compact spelling of a JSON value: JSON, except that a long string
+ * is written as `#` and its content hash (memoized by the text, so a text
+ * re-sent on every turn is not serialized or hashed again). Injective like
+ * the JSON it stands for: a JSON string starts with a quote, never with `#`.
+ */
+export function fingerprint(value: unknown): string {
+  if (typeof value === 'string')
+    return value.length > FINGERPRINT_HASH_FROM ? `#${contentHash(value)}` : JSON.stringify(value);
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let k = 0; k < value.length; k++) out += `${k === 0 ? '' : ','}${fingerprint(value[k])}`;
+    return `${out}]`;
+  }
+  let out = '{';
+  let first = true;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined || typeof v === 'function') continue;
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${fingerprint(v)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** Lines shorter than this (trimmed) are too common to identify repeated content. */
