@@ -1,4 +1,4 @@
-import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { createRequire } from 'node:module';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { LRUCache } from 'lru-cache';
 import type { ChatMessage, Tokenizer } from './types.js';
@@ -57,6 +57,24 @@ function bounded(count: (text: string) => number): (text: string) => number {
     }
     return from === 0 ? count(text) : total + (from < text.length ? count(text.slice(from)) : 0);
   };
+}
+
+type CountTokens = (text: string) => number;
+
+let cl100k: CountTokens | undefined;
+
+/**
+ * cl100k_base, loaded on first use: its tables cost about 60 MB of memory and
+ * only gpt-4 / gpt-3.5 models need them. Loaded synchronously (gpt-tokenizer's
+ * CommonJS build) so counting stays synchronous.
+ */
+function countCl100k(text: string): number {
+  if (!cl100k) {
+    const require = createRequire(import.meta.url);
+    const mod = require('gpt-tokenizer/cjs/encoding/cl100k_base') as { countTokens: CountTokens };
+    cl100k = mod.countTokens;
+  }
+  return cl100k(text);
 }
 
 const COUNTERS: Record<EncodingName, (text: string) => number> = {
