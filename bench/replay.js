@@ -8,6 +8,7 @@
  *
  *   npm run build && node bench/replay.js [--turns 200] [--context-limit 60000] [--json]
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -249,6 +250,8 @@ async function main() {
     overheadP50FirstQuarterMs: buckets[0]?.p50,
     overheadP50LastQuarterMs: buckets.at(-1)?.p50,
     maxTokensForwarded: Math.max(...rows.map((r) => r.tokensAfter)),
+    /** Fingerprint of every forwarded body: equal across runs when behaviour is unchanged. */
+    forwardedSha256: createHash('sha256').update(mock.bodies.join('\n')).digest('hex').slice(0, 16),
   };
   if (args.json) {
     console.log(JSON.stringify({ summary, buckets }, null, 2));

@@ -2,7 +2,7 @@ import { Command } from '@oclif/core';
 import { configFlags, resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
 import { createLogger } from '../src/log.js';
-import { createSvcServer } from '../src/server/app.js';
+import type { createSvcServer } from '../src/server/app.js';
 import { isMlRuntimeInstalled, startupLines } from '../src/server/startup.js';
 
 /** How long in-flight requests may run after SIGINT/SIGTERM before connections are closed. */
@@ -33,6 +33,9 @@ export default class Serve extends Command {
     const logger = createLogger({ level: config.logLevel });
     let server: Awaited<ReturnType<typeof createSvcServer>>;
     try {
+      // Imported here, not at the top: oclif loads every command to list them, and the
+      // server's modules (with the tokenizer tables) would slow down and bloat every other command.
+      const { createSvcServer } = await import('../src/server/app.js');
       server = await createSvcServer({ config, logger });
     } catch (err) {
       // Redis unreachable (--store): exit 1, like a busy port; bad options or files: exit 2.

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { collectEntities } from './compressors/json-entities.js';
 import { collectLinkShapes } from './compressors/json-links.js';
 import { parseJsonContent } from './compressors/json-parse.js';
@@ -7,23 +8,64 @@ import { collectIdentifiers, extractUserTerms } from './identifiers.js';
 import { searchableText, textUnits } from './messages.js';
 import type { ChatMessage } from './types.js';
 
+/** What the scans of messages 0..upTo-1 collected (each scan has its own `upTo`). */
+interface Scans {
+  seen: Set<string>;
+  seenUpTo: number;
+  lines: Set<string>;
+  linesUpTo: number;
+  subtrees: Set<string>;
+  entities: Map<string, Record<string, unknown>>;
+  linkShapes: Set<string>;
+  subtreesUpTo: number;
+}
+
+function freshScans(): Scans {
+  return {
+    seen: new Set(),
+    seenUpTo: 0,
+    lines: new Set(),
+    linesUpTo: 0,
+    subtrees: new Set(),
+    entities: new Map(),
+    linkShapes: new Set(),
+    subtreesUpTo: 0,
+  };
+}
+
+/** Messages the scans of `s` cover: the largest of their `upTo`s. */
+function cover(s: Scans): number {
+  return Math.max(s.seenUpTo, s.linesUpTo, s.subtreesUpTo);
+}
+
+/**
+ * Scans left by earlier requests, under the prefix key of the last message
+ * they cover. A conversation re-sent with new messages at the end takes the
+ * scans of its previous turn and extends them with the new messages only,
+ * instead of rescanning the whole history (principle 4). Exact: the scans
+ * are extended in message order, as a fresh scan would build them. A scan
+ * taken by a request is removed until that request puts it back.
+ */
+const reusable = new LRUCache<string, Scans>({ max: 32 });
+
 /**
  * What the engine may know when it compresses message i: messages 0..i and
  * nothing after (principle 2). Built lazily, in message order.
  */
 export class History {
   private readonly prefix: string[] = [];
-  private readonly seen = new Set<string>();
-  private seenUpTo = 0;
   private readonly terms = new Map<number, string[]>();
-  private readonly lines = new Set<string>();
-  private linesUpTo = 0;
-  private readonly subtrees = new Set<string>();
-  private readonly entities = new Map<string, Record<string, unknown>>();
-  private readonly linkShapes = new Set<string>();
-  private subtreesUpTo = 0;
+  private scans: Scans | undefined;
+  private keptUnder: string | undefined;
 
-  constructor(private readonly messages: readonly ChatMessage[]) {}
+  /**
+   * @param reuse take and leave scans of earlier requests with the same
+   *   prefix (the proxy, where a conversation is re-sent each turn).
+   */
+  constructor(
+    private readonly messages: readonly ChatMessage[],
+    private readonly reuse = false,
+  ) {}
 
   /**
    * Hash of messages 0..i (chained), the memo key of anything computed from
@@ -31,18 +73,49 @@ export class History {
    */
   prefixKey(i: number): string {
     for (let k = this.prefix.length; k <= i; k++) {
-      const own = contentHash(JSON.stringify(this.messages[k]));
+      const own = fingerprint(this.messages[k]);
       this.prefix.push(contentHash(`${k === 0 ? '' : this.prefix[k - 1]}:${own}`));
     }
     return this.prefix[i]!;
   }
 
+  /** The scans, for a question about messages before i: taken from an earlier request when one covers a prefix of them. */
+  private scansBefore(i: number): Scans {
+    if (this.scans) return this.scans;
+    if (this.reuse) {
+      for (let k = Math.min(i, this.messages.length); k >= 1; k--) {
+        const key = this.prefixKey(k - 1);
+        const found = reusable.get(key);
+        if (found === undefined) continue;
+        reusable.delete(key);
+        this.scans = found;
+        return found;
+      }
+    }
+    this.scans = freshScans();
+    return this.scans;
+  }
+
+  /** Leaves the scans for later requests, under the prefix key of what they cover. */
+  private keep(s: Scans): void {
+    if (!this.reuse) return;
+    const n = cover(s);
+    if (n === 0) return;
+    const key = this.prefixKey(n - 1);
+    if (key === this.keptUnder) return;
+    if (this.keptUnder !== undefined) reusable.delete(this.keptUnder);
+    reusable.set(key, s);
+    this.keptUnder = key;
+  }
+
   /** Identifiers of messages 0..i-1 (their original text and tool-call arguments). */
   seenBefore(i: number): ReadonlySet<string> {
-    if (i < this.seenUpTo) throw new Error('History.seenBefore must be asked in message order');
-    for (; this.seenUpTo < i; this.seenUpTo++)
-      collectIdentifiers(searchableText(this.messages[this.seenUpTo]!), this.seen);
-    return this.seen;
+    const s = this.scansBefore(i);
+    if (i < s.seenUpTo) throw new Error('History.seenBefore must be asked in message order');
+    for (; s.seenUpTo < i; s.seenUpTo++)
+      collectIdentifiers(searchableText(this.messages[s.seenUpTo]!), s.seen);
+    this.keep(s);
+    return s.seen;
   }
 
   /**
@@ -51,48 +124,50 @@ export class History {
    * calls (a file an agent wrote is known when it reads it back).
    */
   linesBefore(i: number): ReadonlySet<string> {
-    if (i < this.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
-    for (; this.linesUpTo < i; this.linesUpTo++) {
-      const msg = this.messages[this.linesUpTo]!;
-      for (const unit of textUnits(msg)) addLines(unit.text, this.lines);
+    const s = this.scansBefore(i);
+    if (i < s.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
+    for (; s.linesUpTo < i; s.linesUpTo++) {
+      const msg = this.messages[s.linesUpTo]!;
+      for (const unit of textUnits(msg)) addLines(unit.text, s.lines);
       for (const call of msg.tool_calls ?? []) {
-        for (const v of argumentStrings(call.function?.arguments ?? '')) addLines(v, this.lines);
+        for (const v of argumentStrings(call.function?.arguments ?? '')) addLines(v, s.lines);
       }
     }
-    return this.lines;
+    this.keep(s);
+    return s.lines;
   }
 
   /** Hashes of the JSON objects and arrays in tool outputs 0..i-1. */
   jsonSubtreesBefore(i: number): ReadonlySet<string> {
-    this.scanJson(i);
-    return this.subtrees;
+    return this.scanJson(i).subtrees;
   }
 
   /** Entities (objects with an identity) of the JSON in tool outputs 0..i-1, by identity key. */
   jsonEntitiesBefore(i: number): ReadonlyMap<string, Record<string, unknown>> {
-    this.scanJson(i);
-    return this.entities;
+    return this.scanJson(i).entities;
   }
 
   /** Shapes of the objects with derived links in tool outputs 0..i-1 (see `json-links.ts`). */
   jsonLinkShapesBefore(i: number): ReadonlySet<string> {
-    this.scanJson(i);
-    return this.linkShapes;
+    return this.scanJson(i).linkShapes;
   }
 
-  private scanJson(i: number): void {
-    if (i < this.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
-    for (; this.subtreesUpTo < i; this.subtreesUpTo++) {
-      const msg = this.messages[this.subtreesUpTo]!;
+  private scanJson(i: number): Scans {
+    const s = this.scansBefore(i);
+    if (i < s.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
+    for (; s.subtreesUpTo < i; s.subtreesUpTo++) {
+      const msg = this.messages[s.subtreesUpTo]!;
       if (msg.role !== 'tool' && msg.role !== 'function') continue;
       for (const unit of textUnits(msg)) {
         const parsed = parseJsonContent(unit.text);
         if (!parsed) continue;
-        collectSubtrees(parsed.value, this.subtrees);
-        collectEntities(parsed.value, this.entities);
-        collectLinkShapes(parsed.value, this.linkShapes);
+        collectSubtrees(parsed.value, s.subtrees);
+        collectEntities(parsed.value, s.entities);
+        collectLinkShapes(parsed.value, s.linkShapes);
       }
     }
+    this.keep(s);
+    return s;
   }
 
   /** Terms of the most recent user message before message i. */
@@ -111,6 +186,36 @@ export class History {
     }
     return terms;
   }
+}
+
+/** Strings longer than this stand in a fingerprint as their content hash. */
+const FINGERPRINT_HASH_FROM = 64;
+
+/**
+ * An exact, compact spelling of a JSON value: JSON, except that a long string
+ * is written as `#` and its content hash (memoized by the text, so a text
+ * re-sent on every turn is not serialized or hashed again). Injective like
+ * the JSON it stands for: a JSON string starts with a quote, never with `#`.
+ */
+export function fingerprint(value: unknown): string {
+  if (typeof value === 'string')
+    return value.length > FINGERPRINT_HASH_FROM ? `#${contentHash(value)}` : JSON.stringify(value);
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let k = 0; k < value.length; k++) out += `${k === 0 ? '' : ','}${fingerprint(value[k])}`;
+    return `${out}]`;
+  }
+  let out = '{';
+  let first = true;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined || typeof v === 'function') continue;
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${fingerprint(v)}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** Lines shorter than this (trimmed) are too common to identify repeated content. */

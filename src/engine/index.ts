@@ -69,7 +69,7 @@ export function compressMessages(
   const tokenizer = deps.tokenizer ?? tokenizerFor(options.model);
   const env: PipelineEnv = {
     input: messages,
-    history: new History(messages),
+    history: new History(messages, options.memo !== undefined),
     tokenizer,
     memo: options.memo,
     lastUser: lastUserIndex(messages),

@@ -1,7 +1,6 @@
-import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { createRequire } from 'node:module';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { LRUCache } from 'lru-cache';
-import { contentHash } from './hash.js';
 import type { ChatMessage, Tokenizer } from './types.js';
 
 /**
@@ -60,6 +59,24 @@ function bounded(count: (text: string) => number): (text: string) => number {
   };
 }
 
+type CountTokens = (text: string) => number;
+
+let cl100k: CountTokens | undefined;
+
+/**
+ * cl100k_base, loaded on first use: its tables cost about 60 MB of memory and
+ * only gpt-4 / gpt-3.5 models need them. Loaded synchronously (gpt-tokenizer's
+ * CommonJS build) so counting stays synchronous.
+ */
+function countCl100k(text: string): number {
+  if (!cl100k) {
+    const require = createRequire(import.meta.url);
+    const mod = require('gpt-tokenizer/cjs/encoding/cl100k_base') as { countTokens: CountTokens };
+    cl100k = mod.countTokens;
+  }
+  return cl100k(text);
+}
+
 const COUNTERS: Record<EncodingName, (text: string) => number> = {
   o200k_base: bounded((text) => countO200k(text)),
   cl100k_base: bounded((text) => countCl100k(text)),
@@ -70,15 +87,24 @@ const PER_MESSAGE = 3;
 const PER_NAME = 1;
 const REPLY_PRIMING = 3;
 const PER_TOOL_CALL = 3;
-/** Texts shorter than this are counted directly; hashing them costs more than it saves. */
-const MEMO_MIN_LENGTH = 256;
+/**
+ * Counts of texts seen recently, per encoding, keyed by the text itself: a
+ * conversation re-sent each turn hits for every text but the new ones, and a
+ * map lookup is far cheaper than BPE (short texts included: a tool call's
+ * name and arguments are counted on every turn) or a SHA-256 of the text.
+ * Exact (the key is the whole text); bounded by the characters it holds.
+ */
+const MEMO_MAX_CHARS = 16 * 1024 * 1024;
 
 const memos = new Map<string, LRUCache<string, number>>();
 
 function memoFor(encoding: string): LRUCache<string, number> {
   let memo = memos.get(encoding);
   if (!memo) {
-    memo = new LRUCache<string, number>({ max: 50_000 });
+    memo = new LRUCache<string, number>({
+      maxSize: MEMO_MAX_CHARS,
+      sizeCalculation: (_n, text) => text.length + 16,
+    });
     memos.set(encoding, memo);
   }
   return memo;
@@ -98,8 +124,8 @@ export function contentText(content: ChatMessage['content']): string {
 }
 
 /**
- * A tokenizer for a model. Counts of distinct texts are memoized by content
- * hash (shared across calls, bounded), so a conversation re-sent each turn is
+ * A tokenizer for a model. Counts of distinct texts are memoized by the text
+ * (shared across calls, bounded), so a conversation re-sent each turn is
  * counted once per new piece of content (principle 4).
  */
 export function tokenizerFor(model: string): Tokenizer {
@@ -108,16 +134,10 @@ export function tokenizerFor(model: string): Tokenizer {
   const memo = memoFor(encoding);
   const countText = (text: string): number => {
     if (text.length === 0) return 0;
-    let n: number;
-    if (text.length < MEMO_MIN_LENGTH) n = raw(text);
-    else {
-      const key = contentHash(text);
-      const hit = memo.get(key);
-      if (hit !== undefined) n = hit;
-      else {
-        n = raw(text);
-        memo.set(key, n);
-      }
+    let n = memo.get(text);
+    if (n === undefined) {
+      n = raw(text);
+      memo.set(text, n);
     }
     return exact ? n : Math.ceil(n * ESTIMATE_FACTOR);
   };

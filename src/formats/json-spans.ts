@@ -5,6 +5,8 @@
  * A small scanner rather than a full tree: it only descends where an edit is.
  */
 
+import { LRUCache } from 'lru-cache';
+
 /** A path into a JSON document: object keys and array indices. */
 export type JsonPath = ReadonlyArray<string | number>;
 
@@ -78,11 +80,36 @@ function readKey(text: string, i: number, keyEnd: number): string {
   return raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
 }
 
+/** Strings shorter than this are measured directly. */
+const SPELLED_MEMO_FROM = 256;
+
+/**
+ * Spelled lengths of long strings seen recently, keyed by the string: the
+ * splicer skips every earlier message of a conversation on each turn, and a
+ * map lookup (whose string hash the engine has usually computed already) is
+ * far cheaper than measuring the text again (principle 4). Exact; bounded by
+ * the characters it holds.
+ */
+const spelledMemo = new LRUCache<string, number>({
+  maxSize: 16 * 1024 * 1024,
+  sizeCalculation: (_n, key) => key.length + 16,
+});
+
 /**
  * Length of `value` in JSON's shortest spelling (what JSON.stringify writes):
  * any valid spelling of the same string is at least this long.
  */
 function spelledLength(value: string): number {
+  if (value.length < SPELLED_MEMO_FROM) return measureSpelled(value);
+  let n = spelledMemo.get(value);
+  if (n === undefined) {
+    n = measureSpelled(value);
+    spelledMemo.set(value, n);
+  }
+  return n;
+}
+
+function measureSpelled(value: string): number {
   let n = value.length + 2;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);

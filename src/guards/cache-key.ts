@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import stableStringify from 'fast-json-stable-stringify';
+import { contentHash } from '../engine/hash.js';
 
 /** How an answer is delivered; each mode is cached under its own key. */
 export type CacheMode = 'json' | 'sse';
@@ -33,7 +33,8 @@ export function cacheMode(body: Record<string, unknown>): CacheMode {
 /**
  * The response-cache key of a request: SHA-256 over the path, the stream
  * mode, the answer-deciding headers, the key partition and the canonical
- * JSON of the body (keys sorted, no insignificant whitespace), so requests
+ * JSON of the body (keys sorted, no insignificant whitespace; see
+ * `canonicalJson`), so requests
  * that differ only in key order or formatting share an entry while any
  * change of model, system, messages, tools, tool choice or a sampling or
  * output parameter makes a new one.
@@ -51,7 +52,7 @@ export function responseCacheKey(input: CacheKeyInput): string {
     const value = input.headers?.[name];
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
-  const material = stableStringify({
+  const material = canonicalJson({
     v: 1,
     path: input.path,
     mode: cacheMode(input.body),
@@ -60,4 +61,40 @@ export function responseCacheKey(input: CacheKeyInput): string {
     body: fields,
   });
   return createHash('sha256').update(material).digest('hex');
+}
+
+/** Strings at least this long enter the key material as their content hash. */
+const HASHED_FROM = 256;
+
+/**
+ * Canonical JSON of a parsed JSON value (object keys sorted by code unit,
+ * no whitespace, `undefined` members left out as JSON.stringify does), except
+ * that a string of `HASHED_FROM` characters or more is written as `#` and its
+ * content hash, unquoted. No JSON text contains a bare `#`, so two values get
+ * the same material only when they are equal (up to a hash collision, as for
+ * the key itself). The content hash is memoized by the text (the engine hashes
+ * the same texts), so a conversation re-sent each turn is not serialized
+ * again in full for its key (principle 4).
+ */
+export function canonicalJson(value: unknown): string {
+  if (typeof value === 'string')
+    return value.length >= HASHED_FROM ? `#${contentHash(value)}` : JSON.stringify(value);
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let k = 0; k < value.length; k++) {
+      const v = value[k];
+      out += `${k === 0 ? '' : ','}${v === undefined ? 'null' : canonicalJson(v)}`;
+    }
+    return `${out}]`;
+  }
+  const obj = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(obj).sort()) {
+    const v = obj[key];
+    if (v === undefined || typeof v === 'function') continue;
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
+  }
+  return `{${out}}`;
 }

@@ -12,6 +12,7 @@ import {
   appendRetrievalTurn,
   MAX_RETRIEVAL_ROUNDS,
 } from './retrieval-tool.js';
+import { SPLICED_TEXT, type SplicedText } from './stages.js';
 
 /** What the loop needs to continue a request upstream. */
 interface RetrievalState {
@@ -75,7 +76,12 @@ export const retrievalToolStage: ProxyStage = {
     if (!format || ex.skipCompression || !ex.json) return next();
     const spliced =
       ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
-    const text = spliced ? (ex.outBody as Buffer).toString('utf8') : ex.text;
+    const known = ex.state[SPLICED_TEXT] as SplicedText | undefined;
+    const text = spliced
+      ? known?.body === ex.outBody
+        ? known.text
+        : (ex.outBody as Buffer).toString('utf8')
+      : ex.text;
     if (text === undefined || !hasMarker(text)) return next();
     // another stage (or the client) may have offered it already
     const withTool = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)

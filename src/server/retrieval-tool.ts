@@ -52,6 +52,10 @@ export function addRetrievalTool(text: string, body: Record<string, unknown>, fo
   const tool = JSON.stringify(retrievalTool(format));
   const tools = body.tools;
   if (Array.isArray(tools) && tools.some((t) => toolName(t) === RETRIEVE_TOOL_NAME)) return text;
+  const close = text.lastIndexOf('}');
+  // `text` has the top-level members of `body` (only messages and system are ever rewritten):
+  // without a tools member there is nothing to find, and scanning the whole body would cost a pass.
+  if (!Object.hasOwn(body, 'tools')) return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
   const open = text.indexOf('{');
   const member = objectMemberSpans(text, open).find((m) => m.key === 'tools');
   if (member && text[member.value[0]] === '[') {
@@ -60,7 +64,6 @@ export function addRetrievalTool(text: string, body: Record<string, unknown>, fo
     return `${text.slice(0, at)}${items.length > 0 ? ',' : ''}${tool}${text.slice(at)}`;
   }
   if (member) return `${text.slice(0, member.value[0])}[${tool}]${text.slice(member.value[1])}`;
-  const close = text.lastIndexOf('}');
   return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
 }
 

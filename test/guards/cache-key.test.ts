@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheMode, responseCacheKey } from '../../src/guards/cache-key.js';
+import { cacheMode, canonicalJson, responseCacheKey } from '../../src/guards/cache-key.js';
 
 const base = {
   model: 'claude-sonnet-4-5',
@@ -85,5 +85,22 @@ describe('responseCacheKey', () => {
     expect(key(base, { headers: { 'anthropic-version': '2023-06-01' } })).not.toBe(key(base));
     expect(key(base, { headers: { 'user-agent': 'curl' } })).toBe(key(base));
     expect(key({ ...base, metadata: { user_id: 'u1' }, user: 'u2' })).toBe(key(base));
+  });
+
+  it('tells long texts apart by their content, in any key order', () => {
+    const long = 'x'.repeat(600);
+    const withText = (text: string) => ({ ...base, messages: [{ role: 'user', content: text }] });
+    expect(key(withText(`${long}a`))).not.toBe(key(withText(`${long}b`)));
+    const reordered = Object.fromEntries(
+      Object.entries({ ...base, messages: [{ content: `${long}a`, role: 'user' }] }).reverse(),
+    );
+    expect(key(reordered)).toBe(key(withText(`${long}a`)));
+    // A short string spelled like the stand-in of a long one is still another value.
+    expect(canonicalJson(`${long}a`)).not.toBe(canonicalJson(canonicalJson(`${long}a`)));
+  });
+
+  it('writes canonical JSON like a sorted-key JSON.stringify for short values', () => {
+    const value = { b: [1, 'two', null, true, { d: 1, c: 2 }], a: 'é"\\n', u: undefined };
+    expect(canonicalJson(value)).toBe('{"a":"é\\"\\\\n","b":[1,"two",null,true,{"c":2,"d":1}]}');
   });
 });

@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import { contentHash } from '../hash.js';
+import { fingerprint } from '../history.js';
 import { formatMarker } from '../markers.js';
 import { contentText } from '../tokens.js';
 import type { ChatMessage } from '../types.js';
@@ -59,6 +61,23 @@ export function summarizeDropped(messages: readonly ChatMessage[]): string {
   return note;
 }
 
+interface Made {
+  hash: string;
+  original: string;
+  note: string;
+}
+
+/**
+ * What earlier requests made for a dropped span, keyed by the span's exact
+ * fingerprint: after a cut every later turn drops the same span again, and
+ * serializing, hashing and summarizing it each time would grow with the
+ * history (principle 4). Bounded by the characters it holds.
+ */
+const made = new LRUCache<string, Made>({
+  maxSize: 16 * 1024 * 1024,
+  sizeCalculation: (m, key) => m.original.length + key.length + m.note.length + 64,
+});
+
 /**
  * The CCR entry and the marker message that replace a dropped span. The
  * stored original is the JSON array of the span's original messages.
@@ -68,15 +87,15 @@ export function dropMarker(
   span: DroppedSpan,
 ): { hash: string; original: string; message: ChatMessage } {
   const dropped = originals.slice(span.start, span.end);
-  const original = JSON.stringify(dropped);
-  const hash = contentHash(original);
-  const text = formatMarker({
-    hash,
-    omitted: dropped.length,
-    unit: 'messages',
-    note: summarizeDropped(dropped),
-  });
-  return { hash, original, message: { role: 'user', content: text } };
+  const key = fingerprint(dropped);
+  let m = made.get(key);
+  if (m === undefined) {
+    const original = JSON.stringify(dropped);
+    m = { hash: contentHash(original), original, note: summarizeDropped(dropped) };
+    made.set(key, m);
+  }
+  const text = formatMarker({ hash: m.hash, omitted: dropped.length, unit: 'messages', note: m.note });
+  return { hash: m.hash, original: m.original, message: { role: 'user', content: text } };
 }
 
 /** Merges sorted dropped message indices into contiguous spans. */

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { compressMessages, type EngineOutput } from '../../src/engine/index.js';
+import type { ChatMessage } from '../../src/engine/types.js';
+import { createEngineMemo } from '../../src/server/engine-call.js';
+import { generateConversation } from './helpers.js';
+
+/** Everything an engine call produces, as one comparable value. */
+function snapshot(out: EngineOutput): unknown {
+  return [out.result, [...out.ccrEntries], out.messageOrigin, [...out.changed], out.observations];
+}
+
+const fresh = (messages: ChatMessage[]) =>
+  snapshot(compressMessages(structuredClone(messages), { model: 'gpt-4o' }));
+
+/**
+ * Work carried over between requests (memoized results, token counts, hashes
+ * and the history scans of earlier turns) must never change what a request
+ * produces: each turn, and each fork of a conversation, compressed with the
+ * shared memo equals the same messages compressed from scratch.
+ */
+describe('memoized work across requests', () => {
+  it('a conversation replayed turn by turn gives what fresh runs give', () => {
+    const memo = createEngineMemo();
+    const convo = generateConversation(7, 30);
+    for (let end = 2; end <= convo.length; end += 3) {
+      const messages = structuredClone(convo.slice(0, end));
+      const viaMemo = snapshot(compressMessages(messages, { model: 'gpt-4o', memo }));
+      expect(viaMemo).toEqual(fresh(convo.slice(0, end)));
+    }
+  });
+
+  it('forks of one prefix and an unrelated conversation in between stay exact', () => {
+    const memo = createEngineMemo();
+    const a = generateConversation(11, 20);
+    const b = generateConversation(12, 20);
+    const cut = Math.floor(a.length / 2);
+    const forkA = [...a.slice(0, cut), ...b.slice(cut)];
+    for (const messages of [a.slice(0, cut), a, b, forkA, a, forkA.slice(0, cut + 3)]) {
+      const viaMemo = snapshot(compressMessages(structuredClone(messages), { model: 'gpt-4o', memo }));
+      expect(viaMemo).toEqual(fresh(messages));
+    }
+  });
+});
