@@ -368,7 +368,12 @@ describe('retrieval loop through the proxy', () => {
     );
     svc = await startSvc({
       // The response cache (guards) would answer the identical second request itself.
-      flags: { 'messages-api-url': `${mock.url}/v1`, 'context-limit': 6000, 'compress-first': false, cache: false },
+      flags: {
+        'messages-api-url': `${mock.url}/v1`,
+        'context-limit': 6000,
+        'compress-first': false,
+        cache: false,
+      },
     });
     const body = messagesBody(false);
     for (let i = 0; i < 2; i += 1) {
