@@ -57,10 +57,17 @@ export const CAPS = {
   code: { base: 120, share: 0.08, max: 2500 },
 } as const;
 
-/** The cap in tokens for `tokens` of content of a type (see `CAPS`). */
-export function capFor(type: keyof typeof CAPS, tokens: number): number {
+/** The smallest cap a scaled-down selection gets (compress-harder, see `CompressContext.capScale`). */
+export const MIN_SCALED_CAP = 30;
+
+/**
+ * The cap in tokens for `tokens` of content of a type (see `CAPS`), times
+ * `scale` (1 normally; lower when the context manager compresses harder).
+ */
+export function capFor(type: keyof typeof CAPS, tokens: number, scale = 1): number {
   const c = CAPS[type];
-  return Math.min(c.max, Math.round(c.base + tokens * c.share));
+  const cap = Math.min(c.max, Math.round(c.base + tokens * c.share));
+  return scale >= 1 ? cap : Math.max(MIN_SCALED_CAP, Math.round(cap * scale));
 }
 
 /** Kept lines longer than this many characters show their start and end only. */

@@ -26,7 +26,7 @@ const DEFINITION_RE =
 function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext): number {
   const candidate = keep.slice();
   const masked = lines.map((l, i) => (candidate[i] ? l : ''));
-  const sel = Selection.ofLines(masked, capFor('code', approxTokens(masked.join('\n'))));
+  const sel = Selection.ofLines(masked, capFor('code', approxTokens(masked.join('\n')), ctx.capScale));
   for (let i = 0; i < Math.min(HEAD_LINES, lines.length); i++) if (candidate[i]) sel.take(i, true);
   for (let i = 0; i < lines.length; i++) {
     if (!candidate[i]) continue;

@@ -27,7 +27,7 @@ function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: st
   if (Array.isArray(value)) {
     if (value.length < JSON_MIN_ITEMS) return value.map((v, i) => crush(v, ctx, stats, `${path}[${i}]`));
     const tokens = approxTokens(JSON.stringify(value));
-    const sel = selectItems(value, ctx, capFor('json', tokens));
+    const sel = selectItems(value, ctx, capFor('json', tokens, ctx.capScale));
     const kept = value.filter((_, i) => sel.keep[i]);
     value.forEach((v, i) => {
       if (!sel.keep[i]) stats.omittedTexts.push(JSON.stringify(v) ?? '');
@@ -90,7 +90,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
     [body, ...stats.omittedTexts],
     new Uint8Array(stats.omittedTexts.length + 1).fill(1, 0, 1),
     ctx.seen,
-    indexBudget(capFor('json', approxTokens(lossless))),
+    indexBudget(capFor('json', approxTokens(lossless), ctx.capScale)),
   );
   const indexLine = index.length > 0 ? `\n${formatIndex(index)}` : '';
   return { text: `${parsed.preamble}${body}${indexLine}\n${marker}`, lossy: true };
@@ -119,7 +119,7 @@ function compressItemLines(
     }
   });
   if (values.length < 2) return null;
-  const cap = capFor('json', approxTokens(body.join('\n')));
+  const cap = capFor('json', approxTokens(body.join('\n')), ctx.capScale);
   const sel = selectItems(values, ctx, cap);
   const keep = new Uint8Array(lines.length).fill(1);
   itemLines.forEach((line, k) => {

@@ -84,7 +84,7 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const lossless = lines.join('\n');
   const n = lines.length;
   const shown = lines.map(shortenLine);
-  const sel = Selection.ofLines(shown, capFor(rules.cap, approxTokens(lossless)));
+  const sel = Selection.ofLines(shown, capFor(rules.cap, approxTokens(lossless), ctx.capScale));
   const repeated = markRepeatedRuns(lines, ctx.earlierLines());
   sel.block(repeated);
   sel.takeRange(0, FORCED_EDGE, true);

@@ -26,7 +26,7 @@ export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const lines = tidyLines(text.split('\n'));
   const shown = lines.map(shortenLine);
   const n = lines.length;
-  const sel = Selection.ofLines(shown, capFor('search', approxTokens(lines.join('\n'))));
+  const sel = Selection.ofLines(shown, capFor('search', approxTokens(lines.join('\n')), ctx.capScale));
   const files = new Map<string, number[]>();
   const wanted: number[] = [];
   let matches = 0;

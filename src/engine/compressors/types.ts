@@ -17,6 +17,8 @@ export interface CompressContext {
   earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
   /** Shapes of objects with derived links in earlier tool outputs (see `json-links.ts`). */
   earlierLinkShapes(): ReadonlySet<string>;
+  /** Factor on every selection cap (absent = 1); compress-harder passes 0.5, 0.25, ... */
+  readonly capScale?: number;
 }
 
 /** A compressor's answer. */

@@ -1,7 +1,9 @@
 import { LRUCache } from 'lru-cache';
+import { COMPRESSORS, type CompressContext } from '../compressors/index.js';
 import { contentHash } from '../hash.js';
 import { formatGap, formatMarker } from '../markers.js';
 import { textUnits, withTexts } from '../messages.js';
+import { detectContentType } from '../router.js';
 import type { ChatMessage } from '../types.js';
 import { errorHits } from './factors.js';
 import type { CompressHarder, HarderResult } from './types.js';
@@ -58,12 +60,38 @@ function harderText(
   };
 }
 
+const NOTHING: ReadonlySet<string> = new Set();
+const NO_ENTITIES: ReadonlyMap<string, Record<string, unknown>> = new Map();
+
 /**
- * Compress-harder for the context manager's compress-first step: keeps a
- * shrinking share of a tool output's lines (1/2^level: head, tail and error
- * lines) or characters, and stores the whole original in CCR under one full
- * marker. Works on the already-compressed text, so it only ever removes
- * more; the marker always names the original.
+ * The engine's own compressor for the original's content type, run with
+ * every selection cap scaled by 1/2^level. It sees only the original text
+ * (no earlier messages), so the answer depends on (text, level) alone.
+ * Undefined when the compressor has nothing to offer or removes nothing.
+ */
+function recompress(source: string, hash: string, level: number): string | undefined {
+  const ctx: CompressContext = {
+    hash,
+    userTerms: [],
+    seen: NOTHING,
+    earlierLines: () => NOTHING,
+    earlierJson: () => NOTHING,
+    earlierEntities: () => NO_ENTITIES,
+    earlierLinkShapes: () => NOTHING,
+    capScale: 1 / 2 ** level,
+  };
+  const res = COMPRESSORS[detectContentType(source)](source, ctx);
+  return res?.lossy ? res.text : undefined;
+}
+
+/**
+ * Compress-harder for the context manager's compress-first step. First
+ * re-runs the router's compressor on the ORIGINAL text with its caps scaled
+ * down (1/2^level: 0.5, 0.25, ...), whose markers name the original; only
+ * when that is not smaller than the current text (the compressor cannot go
+ * lower) does it fall back to a generic cut of the current text: a
+ * shrinking share of its lines (head, tail and error lines) or characters
+ * under one full marker. Either way the whole original goes to CCR.
  */
 export function harderCompressor(
   originals: readonly ChatMessage[],
@@ -80,14 +108,18 @@ export function harderCompressor(
       if (unit.text.length < HARDER_MIN_CHARS) continue;
       const source = originalTexts.get(unit.part) ?? unit.text;
       // Memoized: after a cut the same outputs are compressed the same way on every later turn.
-      const key = `${level}:${contentHash(unit.text)}:${source === unit.text ? '=' : source.length}`;
+      const key = `${level}:${contentHash(unit.text)}:${contentHash(source)}`;
       let done = memo.get(key);
       if (done === undefined) {
-        const cut = harderText(unit.text, level);
         const hash = contentHash(source);
-        done = cut
-          ? { text: `${cut.text}\n${formatMarker({ hash, omitted: cut.omitted, unit: cut.unit })}`, hash }
-          : false;
+        const again = recompress(source, hash, level);
+        if (again !== undefined && again.length < unit.text.length) done = { text: again, hash };
+        else {
+          const cut = harderText(unit.text, level);
+          done = cut
+            ? { text: `${cut.text}\n${formatMarker({ hash, omitted: cut.omitted, unit: cut.unit })}`, hash }
+            : false;
+        }
         memo.set(key, done);
       }
       if (!done) continue;
