@@ -7,6 +7,7 @@ import type { RequestFinishedEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
 import type { CompressFn } from '../../src/server/engine-call.js';
+import { finishedEvent as statsFinishedEvent } from '../stats/helpers.js';
 
 /** Debian's chromium; `.ci/run` installs it. Never a downloaded browser. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -78,15 +79,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Tes
  * days of history quickly (the proxy stamps its events with the real time).
  */
 export function finishedEvent(overrides: Partial<RequestFinishedEvent> = {}): RequestFinishedEvent {
-  return {
-    time: new Date(),
-    path: '/v1/chat/completions',
-    format: 'chat',
-    mode: 'optimize',
-    model: 'gpt-4o',
-    stream: false,
-    status: 200,
-    upstreamStatus: 200,
+  return statsFinishedEvent({
     tokensBefore: 10_000,
     tokensAfter: 4_000,
     tokensSaved: 6_000,
@@ -94,15 +87,8 @@ export function finishedEvent(overrides: Partial<RequestFinishedEvent> = {}): Re
     latencyMs: 40,
     overheadMs: 2,
     usage: { input: 4_000, output: 300, cacheRead: 0, cacheWrite: 0 },
-    costUsd: undefined,
-    savingsUsd: undefined,
-    cached: false,
-    rateLimited: false,
-    compressionFailed: false,
-    errorCode: undefined,
-    keyHash: undefined,
     ...overrides,
-  };
+  });
 }
 
 const DAY_MS = 86_400_000;

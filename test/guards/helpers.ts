@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
-import { type Logger, silentLogger } from '../../src/log.js';
-import { createSvcServer, type SvcServer } from '../../src/server/app.js';
+import type { Logger } from '../../src/log.js';
+import type { SvcServer } from '../../src/server/app.js';
 import type { CompressFn } from '../../src/server/engine-call.js';
 import { createFakeCompress } from '../server/fake-engine.js';
+import { startSvc } from '../server/helpers.js';
 
 /** A settable clock for the server: `clock.t` is "now" in ms. */
 export interface TestClock {
@@ -45,32 +42,9 @@ export interface GuardedSvcOptions {
   home?: string;
 }
 
-/** Starts the real server on 127.0.0.1:0 with an injectable clock and SERVICE_HOME in a temp dir. */
-export async function startGuardedSvc(options: GuardedSvcOptions = {}): Promise<GuardedSvc> {
-  const home = options.home ?? mkdtempSync(join(tmpdir(), 'svc-guards-'));
-  const config = resolveConfig({
-    flags: { port: 0, host: '127.0.0.1', ...options.flags },
-    env: { SERVICE_HOME: home, ...options.env },
-  });
-  const server = await createSvcServer({
-    config,
-    logger: options.logger ?? silentLogger,
-    compress: options.compress ?? createFakeCompress(),
-    ...(options.now ? { now: options.now } : {}),
-  });
-  const events: RequestFinishedEvent[] = [];
-  server.ctx.bus.on('request.finished', (e) => events.push(e));
-  const url = await server.listen();
-  return {
-    url,
-    server,
-    home,
-    events,
-    async close() {
-      await server.close(1000);
-      if (!options.home) rmSync(home, { recursive: true, force: true });
-    },
-  };
+/** Starts the real server on 127.0.0.1:0 with an injectable clock and SERVICE_HOME in a temp dir (fake engine by default). */
+export function startGuardedSvc(options: GuardedSvcOptions = {}): Promise<GuardedSvc> {
+  return startSvc({ ...options, compress: options.compress ?? createFakeCompress() });
 }
 
 /** A logger that keeps `level message` lines. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { CcrStore } from '../../src/ccr/store.js';
 import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
-import { silentLogger } from '../../src/log.js';
+import { type Logger, silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
 import type { CompressFn } from '../../src/server/engine-call.js';
 import { retrievalTool } from '../../src/server/retrieval-tool.js';
@@ -24,20 +24,26 @@ export interface StartSvcOptions {
   env?: Record<string, string>;
   compress?: CompressFn;
   ccr?: CcrStore;
+  /** Server clock (ms since the epoch). */
+  now?: () => number;
+  logger?: Logger;
+  /** Reuse this SERVICE_HOME (restart tests); default a new temp dir, removed on close. */
+  home?: string;
 }
 
 /** Starts the real server on 127.0.0.1:0 with SERVICE_HOME in a temp dir. */
 export async function startSvc(options: StartSvcOptions = {}): Promise<TestSvc> {
-  const home = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const config = resolveConfig({
     flags: { port: 0, host: '127.0.0.1', ...options.flags },
     env: { SERVICE_HOME: home, ...options.env },
   });
   const server = await createSvcServer({
     config,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     ...(options.compress ? { compress: options.compress } : {}),
     ...(options.ccr ? { ccr: options.ccr } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   const events: RequestFinishedEvent[] = [];
   server.ctx.bus.on('request.finished', (e) => events.push(e));
@@ -49,7 +55,7 @@ export async function startSvc(options: StartSvcOptions = {}): Promise<TestSvc> 
     events,
     async close() {
       await server.close(1000);
-      rmSync(home, { recursive: true, force: true });
+      if (!options.home) rmSync(home, { recursive: true, force: true });
     },
   };
 }
