@@ -10,14 +10,14 @@ import { LRUCache } from 'lru-cache';
 /** A path into a JSON document: object keys and array indices. */
 export type JsonPath = ReadonlyArray<string | number>;
 
-interface Span {
+export interface Span {
   start: number;
   end: number;
 }
 
 const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
-function skipWs(text: string, i: number): number {
+export function skipWs(text: string, i: number): number {
   while (i < text.length && WS.has(text.charCodeAt(i))) i++;
   return i;
 }
@@ -65,8 +65,9 @@ export function valueEnd(text: string, i: number): number {
 /** A parsed value guiding the scan, or NO_VALUE when not known (then the text is scanned). */
 type Known = unknown;
 
-type ContainerSpans =
-  | { map: Map<string, Span & { value: Known }>; close: number }
+/** Spans of one container's members or elements; `close` is the index after its closing bracket. */
+export type ContainerSpans =
+  | { map: Map<string, Span & { value: Known }>; close: number; duplicate?: boolean }
   | { list: Array<Span & { value: Known }>; close: number };
 
 const NO_VALUE = Symbol('unknown');
@@ -145,9 +146,14 @@ function isStringEnd(text: string, end: number): boolean {
  */
 class Scanner {
   /** Member / element spans of each parsed container, found once (a JSON.parse result holds each object once). */
-  private readonly found = new WeakMap<object, ContainerSpans>();
+  private readonly found: WeakMap<object, ContainerSpans>;
 
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    hints?: SpanHints,
+  ) {
+    this.found = hints?.text === text ? hints.found : new WeakMap();
+  }
 
   /** Index just after the value starting at `i`. */
   end(i: number, value: Known = NO_VALUE): number {
@@ -166,7 +172,10 @@ class Scanner {
   }
 
   /** Members of the object at `span`: key -> value span (and value); `close` is the index after `}`. */
-  members(span: Span, value: Known = NO_VALUE): { map: Map<string, Span & { value: Known }>; close: number } {
+  members(
+    span: Span,
+    value: Known = NO_VALUE,
+  ): { map: Map<string, Span & { value: Known }>; close: number; duplicate?: boolean } {
     const obj = isPlainObject(value) ? value : undefined;
     const known = obj && this.found.get(obj);
     if (known && 'map' in known) return known;
@@ -178,9 +187,10 @@ class Scanner {
   private scanMembers(
     span: Span,
     obj: Record<string, unknown> | undefined,
-  ): { map: Map<string, Span & { value: Known }>; close: number } {
+  ): { map: Map<string, Span & { value: Known }>; close: number; duplicate?: boolean } {
     const { text } = this;
     const map = new Map<string, Span & { value: Known }>();
+    let duplicate = false;
     let i = skipWs(text, span.start + 1);
     if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
     for (;;) {
@@ -190,9 +200,10 @@ class Scanner {
       const start = skipWs(text, i);
       const member = obj && Object.hasOwn(obj, key) ? obj[key] : NO_VALUE;
       const end = this.end(start, member);
+      duplicate ||= map.has(key);
       map.set(key, { start, end, value: member });
       i = skipWs(text, end);
-      if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1 };
+      if (text.charCodeAt(i) === 0x7d) return { map, close: i + 1, duplicate };
       i = skipWs(text, i + 1); // past ','
     }
   }
@@ -355,6 +366,53 @@ function splice(text: string, span: Span, pieces: Array<[Span, string]>): string
 }
 
 /**
+ * Spans of the containers of one parsed document, known before any edit
+ * (found while parsing it, see `prefix-parse.ts`), so `applyJsonEdits` need
+ * not scan for them again. Valid for `text` only: with another text they are ignored.
+ */
+export interface SpanHints {
+  readonly text: string;
+  readonly found: WeakMap<object, ContainerSpans>;
+}
+
+/**
+ * Spans of the top-level members of the object `value` (the `JSON.parse`
+ * result of `text`), by key; undefined when `text` does not hold an object
+ * or holds a key twice. Cheap with `hints` from parsing: only members they do not cover are scanned.
+ */
+export function memberSpans(
+  text: string,
+  value: Record<string, unknown>,
+  hints?: SpanHints,
+): Map<string, Span> | undefined {
+  const start = skipWs(text, 0);
+  if (text.charCodeAt(start) !== 0x7b) return undefined;
+  const { map, duplicate } = new Scanner(text, hints).members({ start, end: -1 }, value);
+  return duplicate ? undefined : map;
+}
+
+/**
+ * Spans of the elements of the array member `key` of the object `value`
+ * (the `JSON.parse` result of `text`), found by a scan guided by `value`;
+ * recorded in `hints`. Undefined when `text` does not hold such an object
+ * or holds the key twice.
+ */
+export function arrayMemberSpans(
+  text: string,
+  value: Record<string, unknown>,
+  key: string,
+  hints: SpanHints,
+): { members: Map<string, Span>; items: Span[] } | undefined {
+  const scan = new Scanner(text, hints);
+  const start = skipWs(text, 0);
+  if (text.charCodeAt(start) !== 0x7b) return undefined;
+  const { map, duplicate } = scan.members({ start, end: -1 }, value);
+  const member = map.get(key);
+  if (!member || duplicate || !Array.isArray(member.value)) return undefined;
+  return { members: map, items: scan.elements(member, member.value).list };
+}
+
+/**
  * Applies `edits` to the JSON document `text`; everything not edited keeps
  * its original characters. `parsed` (the document's `JSON.parse` result), when
  * given, makes finding values fast. Throws when a path does not exist.
@@ -364,12 +422,12 @@ function splice(text: string, span: Span, pieces: Array<[Span, string]>): string
  * edits.set(['messages', 3, 'content'], 'shorter');
  * applyJsonEdits(original, edits, JSON.parse(original));
  */
-export function applyJsonEdits(text: string, edits: JsonEdits, parsed?: unknown): string {
+export function applyJsonEdits(text: string, edits: JsonEdits, parsed?: unknown, hints?: SpanHints): string {
   if (edits.size === 0) return text;
   const start = skipWs(text, 0);
   // A JSON text is one value: it ends at the last non-whitespace character.
   const end = text.trimEnd().length;
-  const scan = new Scanner(text);
+  const scan = new Scanner(text, hints);
   return (
     text.slice(0, start) +
     rewrite(scan, { start, end }, edits.root, parsed === undefined ? NO_VALUE : parsed) +

@@ -20,13 +20,12 @@ export class InsertMerger {
 
   constructor(
     private readonly format: ProviderFormat,
-    private readonly text: string,
     private readonly parsed: ParsedRequest,
     private readonly output: EngineOutput,
   ) {}
 
   private bodyMessage(m: number): BodyMessage | undefined {
-    this.body ??= JSON.parse(this.text) as { messages?: unknown };
+    this.body ??= this.parsed.body as { messages?: unknown };
     const list = this.body.messages;
     return Array.isArray(list) ? (list[m] as BodyMessage | undefined) : undefined;
   }

@@ -109,6 +109,15 @@ function userMessages(role: string, blocks: unknown[], at: JsonPath, m: number):
   return out;
 }
 
+/**
+ * Conversions of body messages, by the parsed message object and its index.
+ * A body parsed by the proxy's `PrefixParser` reuses the objects of the
+ * earlier turn's messages, so they convert to the same chat messages, which
+ * the engine's per-message memos then recognise by identity (principle 4).
+ * Parsed bodies are never modified, so an object converts the same way again.
+ */
+const convertedAt = new WeakMap<object, { m: number; list: Converted[] }>();
+
 function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origins: ChatOrigin[] } {
   const messages: ChatMessage[] = [];
   const origins: ChatOrigin[] = [];
@@ -125,6 +134,14 @@ function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origi
   body.messages.forEach((msg: unknown, m) => {
     if (!isObject(msg) || typeof msg.role !== 'string')
       badBody(`messages[${m}]`, 'must be an object with a role');
+    const known = convertedAt.get(msg);
+    if (known?.m === m) {
+      for (const c of known.list) {
+        messages.push(c.message);
+        origins.push(c.origin);
+      }
+      return;
+    }
     const at: JsonPath = ['messages', m];
     let converted: Converted[];
     if (typeof msg.content === 'string') {
@@ -140,6 +157,7 @@ function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origi
           ? [assistantMessage(msg.content, at, m)]
           : userMessages(msg.role, msg.content, at, m);
     } else badBody(`messages[${m}].content`, 'must be a string or an array of blocks');
+    convertedAt.set(msg, { m, list: converted });
     for (const c of converted) {
       messages.push(c.message);
       origins.push(c.origin);

@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import { applyJsonEdits, JsonEdits } from './json-spans.js';
+import { applyJsonEdits, JsonEdits, type SpanHints } from './json-spans.js';
 import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
@@ -61,6 +61,7 @@ export function spliceRequest(
   text: string,
   parsed: ParsedRequest,
   output: EngineOutput,
+  hints?: SpanHints,
 ): string | undefined {
   const edits = new JsonEdits();
   const outMessages = output.result.messages;
@@ -92,7 +93,7 @@ export function spliceRequest(
   }
   // Inserted messages go before the body message of the next kept one.
   const bodyCount = parsed.origins.reduce((n, o) => Math.max(n, o.message + 1), 0);
-  const merger = format.alternatesRoles ? new InsertMerger(format, text, parsed, output) : undefined;
+  const merger = format.alternatesRoles ? new InsertMerger(format, parsed, output) : undefined;
   outMessages.forEach((msg, j) => {
     if (origin[j]! >= 0) return;
     if (merger?.merge(edits, j)) return;
@@ -102,5 +103,5 @@ export function spliceRequest(
   });
   merger?.flush(edits);
   if (edits.size === 0) return undefined;
-  return applyJsonEdits(text, edits, parsed.body);
+  return applyJsonEdits(text, edits, parsed.body, hints);
 }

@@ -6,6 +6,7 @@ import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
+import { PrefixParser } from '../formats/prefix-parse.js';
 import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { statsRoutes } from '../stats/routes.js';
@@ -98,6 +99,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     onClose: [],
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
+    bodies: new PrefixParser(),
     pipeline: new ProxyPipeline(DEFAULT_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };

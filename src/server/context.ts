@@ -2,6 +2,7 @@ import type { CcrStore } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
+import type { PrefixParser } from '../formats/prefix-parse.js';
 import type { Guards } from '../guards/index.js';
 import type { Logger } from '../log.js';
 import type { LiveStats } from '../stats/live-stats.js';
@@ -56,6 +57,8 @@ export interface ServerContext {
   compress: CompressFn;
   /** Per-content memo shared by every engine call of this server (principle 4). */
   engineMemo: ContentMemo;
+  /** Parses request bodies, reusing the parse of the earlier turn of a conversation (principle 4). */
+  bodies: PrefixParser;
   /** The stages of a proxied request; later parts insert theirs by name. */
   pipeline: ProxyPipeline;
   /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { EngineOutput } from '../engine/types.js';
 import type { RequestFinishedEvent } from '../events.js';
 import type { ParsedRequest, ProviderFormat } from '../formats/index.js';
+import type { SpanHints } from '../formats/json-spans.js';
 import type { ServerContext } from './context.js';
 import type { PendingEvent } from './finished-event.js';
 import type { RequestBody } from './read-body.js';
@@ -37,6 +38,8 @@ export interface ProxyExchange {
   /** Decoded body text and its JSON, when the body is JSON. */
   text: string | undefined;
   json: Record<string, unknown> | undefined;
+  /** Spans of `json`'s messages array in `text`, found while parsing (speeds up splicing). */
+  hints: SpanHints | undefined;
   /** The request in the engine's model (formats only, when it parsed). */
   parsed: ParsedRequest | undefined;
   /** The engine's output, when compression ran and its originals are stored. */

@@ -72,6 +72,7 @@ export async function handleProxy(
     clientKey,
     body: undefined,
     text: undefined,
+    hints: undefined,
     json: undefined,
     parsed: undefined,
     output: undefined,

@@ -11,6 +11,7 @@ import {
   answerCalls,
   appendRetrievalTurn,
   MAX_RETRIEVAL_ROUNDS,
+  toolsSpanAfterSplice,
 } from './retrieval-tool.js';
 import { SPLICED_TEXT, type SplicedText } from './stages.js';
 
@@ -86,7 +87,12 @@ export const retrievalToolStage: ProxyStage = {
     // another stage (or the client) may have offered it already
     const withTool = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
       ? text
-      : addRetrievalTool(text, ex.json, format);
+      : addRetrievalTool(
+          text,
+          ex.json,
+          format,
+          ex.text === undefined ? undefined : toolsSpanAfterSplice(ex.text, ex.json, ex.hints, text),
+        );
     ex.outBody = Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.state[KEY] = { text: withTool, format } satisfies RetrievalState;

@@ -2,7 +2,7 @@ import { arrayItemSpans, objectMemberSpans } from '../ccr/json-spans.js';
 import { retrieve } from '../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
 import { isSvcError } from '../errors.js';
-import { applyJsonEdits, JsonEdits } from '../formats/json-spans.js';
+import { applyJsonEdits, JsonEdits, memberSpans, type Span, type SpanHints } from '../formats/json-spans.js';
 import type { FormatName } from '../formats/types.js';
 import type { ServerContext } from './context.js';
 
@@ -48,7 +48,12 @@ function toolName(tool: unknown): string | undefined {
  * missing); every other byte of the body stays, whitespace included.
  * Unchanged when it is there.
  */
-export function addRetrievalTool(text: string, body: Record<string, unknown>, format: FormatName): string {
+export function addRetrievalTool(
+  text: string,
+  body: Record<string, unknown>,
+  format: FormatName,
+  toolsAt?: Span,
+): string {
   const tool = JSON.stringify(retrievalTool(format));
   const tools = body.tools;
   if (Array.isArray(tools) && tools.some((t) => toolName(t) === RETRIEVE_TOOL_NAME)) return text;
@@ -56,6 +61,12 @@ export function addRetrievalTool(text: string, body: Record<string, unknown>, fo
   // `text` has the top-level members of `body` (only messages and system are ever rewritten):
   // without a tools member there is nothing to find, and scanning the whole body would cost a pass.
   if (!Object.hasOwn(body, 'tools')) return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
+  if (toolsAt && text.charCodeAt(toolsAt.start) === 0x5b && text.charCodeAt(toolsAt.end - 1) === 0x5d) {
+    let at = toolsAt.end - 1;
+    while (at > toolsAt.start && /\s/.test(text[at - 1]!)) at--;
+    const empty = at === toolsAt.start + 1;
+    return `${text.slice(0, at)}${empty ? '' : ','}${tool}${text.slice(at)}`;
+  }
   const open = text.indexOf('{');
   const member = objectMemberSpans(text, open).find((m) => m.key === 'tools');
   if (member && text[member.value[0]] === '[') {
@@ -65,6 +76,37 @@ export function addRetrievalTool(text: string, body: Record<string, unknown>, fo
   }
   if (member) return `${text.slice(0, member.value[0])}[${tool}]${text.slice(member.value[1])}`;
   return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
+}
+
+/**
+ * Where the `tools` array of the original body `original` sits in `text`,
+ * the body after splicing, without scanning it: splicing edits only the
+ * messages member, so a member before it keeps its place and one after it
+ * moves by the change in length. Checked (the text outside the messages
+ * member must be unchanged); undefined when that does not hold.
+ */
+export function toolsSpanAfterSplice(
+  original: string,
+  body: Record<string, unknown>,
+  hints: SpanHints | undefined,
+  text: string,
+): Span | undefined {
+  if (!Object.hasOwn(body, 'tools')) return undefined;
+  const members = memberSpans(original, body, hints);
+  const tools = members?.get('tools');
+  const messages = members?.get('messages');
+  if (!tools || !messages) return undefined;
+  const shift = text.length - original.length;
+  if (text === original) return tools;
+  const tailLength = original.length - messages.end;
+  if (
+    text.slice(0, messages.start) !== original.slice(0, messages.start) ||
+    text.slice(text.length - tailLength) !== original.slice(messages.end)
+  )
+    return undefined;
+  if (tools.end <= messages.start) return tools;
+  if (tools.start >= messages.end) return { start: tools.start + shift, end: tools.end + shift };
+  return undefined;
 }
 
 /** One call of the retrieval tool made by the model. */

@@ -39,7 +39,9 @@ export const parseStage: ProxyStage = {
     }
     try {
       ex.text = body.decoded.toString('utf8');
-      const json = JSON.parse(ex.text) as unknown;
+      const read = ex.ctx.bodies.parse(ex.text);
+      const json = read.value;
+      ex.hints = read.hints;
       if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
         ex.json = json as Record<string, unknown>;
         ex.event.model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
@@ -103,7 +105,7 @@ export const spliceStage: ProxyStage = {
     const { output, parsed, format, text } = ex;
     if (output && parsed && format && text !== undefined) {
       try {
-        const spliced = spliceRequest(format, text, parsed, output);
+        const spliced = spliceRequest(format, text, parsed, output, ex.hints);
         const r = output.result;
         ex.event.tokensBefore = r.tokens_before;
         if (spliced !== undefined) {

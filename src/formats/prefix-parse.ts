@@ -1,0 +1,233 @@
+/**
+ * JSON.parse for request bodies that repeat an earlier body's beginning.
+ *
+ * An agent re-sends its whole conversation on every turn: the body of turn n
+ * is the body of turn n-1 plus a few messages. Parsing it whole costs time
+ * in proportion to the history, and so does everything after it: each fresh
+ * string must be hashed again by every memo that looks it up. This parser
+ * keeps the text, the parsed messages and their spans of recent bodies; when
+ * a new body starts with the same characters as one of them up to the end of
+ * some message (one native string comparison), those messages are reused as
+ * they are (the same objects, whose strings V8 has hashed already) and only
+ * the rest of the text is parsed. The result equals `JSON.parse(text)`; the
+ * spans of the messages array are handed on to the splicer (`SpanHints`).
+ * Work per body then grows with the new messages, not the history (principle 4).
+ */
+
+import { LRUCache } from 'lru-cache';
+import { arrayMemberSpans, type Span, type SpanHints, skipWs, valueEnd } from './json-spans.js';
+
+/** What `PrefixParser.parse` returns. */
+export interface ParsedBody {
+  /** Equal to `JSON.parse(text)`. */
+  value: unknown;
+  /** Spans of the messages array of `text`, when it has one. */
+  hints: SpanHints | undefined;
+  /** Messages taken from an earlier body (0: parsed whole). */
+  reused: number;
+}
+
+/** One earlier body: its text and what parsing it found. */
+interface Snapshot {
+  text: string;
+  /** Members before `messages`, in order. */
+  head: Array<[string, unknown]>;
+  messages: unknown[];
+  /** Span of each message in `text`. */
+  spans: Span[];
+  /**
+   * Spans found inside those messages (by the splicer, `SpanHints`): a reused
+   * message sits at the same place in the new text, and so does everything in it.
+   */
+  found: SpanHints['found'];
+}
+
+/**
+ * Bodies are grouped by their beginning through the end of the first message
+ * (at most this many characters of it), which every later turn repeats; the
+ * group is searched for the longest shared prefix.
+ */
+const KEY_CHARS = 2048;
+/** Bodies kept per group (conversations that start alike, e.g. the same system prompt). */
+const PER_KEY = 4;
+const MESSAGES = 'messages';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Parses request bodies, reusing the parse of an earlier body's messages
+ * when the new body starts like it. Bounded: it keeps bodies of up to
+ * `maxChars` characters in all (the least recently used leave first).
+ */
+export class PrefixParser {
+  private readonly groups: LRUCache<string, Snapshot[]>;
+
+  constructor(maxChars = 32 * 1024 * 1024) {
+    this.groups = new LRUCache<string, Snapshot[]>({
+      maxSize: maxChars,
+      sizeCalculation: (list) =>
+        Math.max(
+          1,
+          list.reduce((n, s) => n + s.text.length, 0),
+        ),
+    });
+  }
+
+  /** Parses `text` (throws as `JSON.parse` does on invalid JSON). */
+  parse(text: string): ParsedBody {
+    const key = groupKey(text);
+    if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
+    const group = this.groups.get(key) ?? [];
+    for (let g = 0; g < group.length; g++) {
+      const earlier = group[g]!;
+      const kept = sharedMessages(text, earlier);
+      if (kept === 0) continue;
+      const parsed = continueParse(text, earlier, kept);
+      if (!parsed) continue;
+      group.splice(g, 1);
+      this.remember(key, group, parsed.snapshot);
+      return parsed.body;
+    }
+    const value = JSON.parse(text) as unknown;
+    const hints: SpanHints = { text, found: new WeakMap() };
+    if (!isRecord(value)) return { value, hints: undefined, reused: 0 };
+    const spans = arrayMemberSpans(text, value, MESSAGES, hints);
+    if (!spans) return { value, hints: undefined, reused: 0 };
+    const messages = value[MESSAGES] as unknown[];
+    if (messages.length > 0) {
+      const head: Array<[string, unknown]> = [];
+      for (const k of spans.members.keys()) {
+        if (k === MESSAGES) break;
+        head.push([k, value[k]]);
+      }
+      this.remember(key, group, { text, head, messages, spans: spans.items, found: hints.found });
+    }
+    return { value, hints, reused: 0 };
+  }
+
+  private remember(key: string, group: Snapshot[], snapshot: Snapshot): void {
+    group.unshift(snapshot);
+    if (group.length > PER_KEY) group.length = PER_KEY;
+    this.groups.set(key, group);
+  }
+}
+
+/**
+ * The group of a body: its text up to the end of its first message (cut at
+ * `KEY_CHARS`). Found by a scan of the members before `messages` and of the
+ * first message, whose size does not grow with the conversation. Undefined
+ * when the body is not an object whose `messages` array has a message.
+ */
+function groupKey(text: string): string | undefined {
+  try {
+    let i = skipWs(text, 0);
+    if (text.charCodeAt(i) !== 0x7b) return undefined;
+    i = skipWs(text, i + 1);
+    for (;;) {
+      if (text.charCodeAt(i) !== 0x22) return undefined;
+      const keyEnd = valueEnd(text, i);
+      const name = text.slice(i + 1, keyEnd - 1);
+      i = skipWs(text, keyEnd);
+      if (text.charCodeAt(i) !== 0x3a) return undefined;
+      const start = skipWs(text, i + 1);
+      if (name === MESSAGES) {
+        if (text.charCodeAt(start) !== 0x5b) return undefined;
+        const first = skipWs(text, start + 1);
+        if (text.charCodeAt(first) === 0x5d) return undefined;
+        return text.slice(0, Math.min(valueEnd(text, first), KEY_CHARS));
+      }
+      i = skipWs(text, valueEnd(text, start));
+      if (text.charCodeAt(i) !== 0x2c) return undefined;
+      i = skipWs(text, i + 1);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How many messages of `earlier` `text` repeats character for character
+ * (through the end of the last of them). Binary search: a body that repeats
+ * message k repeats every message before it.
+ */
+function sharedMessages(text: string, earlier: Snapshot): number {
+  const { spans } = earlier;
+  const same = (n: number) => {
+    const end = spans[n - 1]!.end;
+    return text.length > end && text.slice(0, end) === earlier.text.slice(0, end);
+  };
+  if (same(spans.length)) return spans.length;
+  let lo = 0;
+  let hi = spans.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (same(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * The parse of `text` given that its first `kept` messages are those of
+ * `earlier`: the rest of the messages array and the members after it are
+ * parsed; undefined when the text does not go on as a body can (then it is
+ * parsed whole, and `JSON.parse` reports what is wrong).
+ */
+function continueParse(
+  text: string,
+  earlier: Snapshot,
+  kept: number,
+): { body: ParsedBody; snapshot: Snapshot } | undefined {
+  const spans = earlier.spans.slice(0, kept);
+  let i = skipWs(text, spans[kept - 1]!.end);
+  try {
+    while (text.charCodeAt(i) === 0x2c) {
+      const start = skipWs(text, i + 1);
+      const end = valueEnd(text, start);
+      if (end <= start) return undefined;
+      spans.push({ start, end });
+      i = skipWs(text, end);
+    }
+  } catch {
+    return undefined;
+  }
+  if (text.charCodeAt(i) !== 0x5d) return undefined;
+  const close = i + 1;
+  let added: unknown[] = [];
+  let tail: Record<string, unknown> = {};
+  try {
+    if (spans.length > kept)
+      added = JSON.parse(`[${text.slice(spans[kept]!.start, spans.at(-1)!.end)}]`) as unknown[];
+    const after = skipWs(text, close);
+    if (text.charCodeAt(after) === 0x2c)
+      tail = JSON.parse(`{${text.slice(after + 1)}`) as Record<string, unknown>;
+    else if (text.charCodeAt(after) !== 0x7d || text.slice(after + 1).trim() !== '') return undefined;
+  } catch {
+    return undefined;
+  }
+  if (added.length !== spans.length - kept) return undefined;
+  // A key after `messages` that also comes before it (or is `messages`, or `__proto__`) would need
+  // JSON.parse's own rules for duplicates: leave those bodies to it.
+  for (const k of Object.keys(tail))
+    if (k === MESSAGES || k === '__proto__' || earlier.head.some(([h]) => h === k)) return undefined;
+  if (earlier.head.some(([h]) => h === '__proto__')) return undefined;
+  const messages =
+    kept === earlier.messages.length && added.length === 0
+      ? earlier.messages
+      : [...earlier.messages.slice(0, kept), ...added];
+  const value: Record<string, unknown> = {};
+  for (const [k, v] of earlier.head) value[k] = v;
+  value[MESSAGES] = messages;
+  for (const k of Object.keys(tail)) value[k] = tail[k];
+  const { found } = earlier;
+  found.set(messages, {
+    list: spans.map((s, k) => ({ start: s.start, end: s.end, value: messages[k] })),
+    close,
+  });
+  return {
+    body: { value, hints: { text, found }, reused: kept },
+    snapshot: { text, head: earlier.head, messages, spans, found },
+  };
+}

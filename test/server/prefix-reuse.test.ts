@@ -1,0 +1,170 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { objectMemberSpans } from '../../src/ccr/json-spans.js';
+import { toolsSpanAfterSplice } from '../../src/server/retrieval-tool.js';
+import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
+import { MESSAGES_REPLY } from './sse-mocks.js';
+
+/**
+ * The proxy reuses the parse (and every per-message result) of a
+ * conversation's earlier turn. That must never change what it forwards:
+ * each turn sent to a server that saw the earlier turns must go upstream
+ * byte for byte as it does from a server that sees it first.
+ */
+
+const started: Array<TestSvc | MockUpstream> = [];
+afterEach(async () => {
+  for (const s of started.splice(0)) await s.close();
+});
+
+/** A coding-agent turn: a tool call and its large output (JSON, log or listing; every 6th repeats). */
+function round(n: number): unknown[] {
+  const id = `toolu_${n}`;
+  const k = n % 6;
+  const output =
+    n % 3 === 0
+      ? JSON.stringify(
+          Array.from({ length: 60 }, (_, i) => ({
+            id: k * 100 + i,
+            status: i % 17 ? 'ok' : 'failed',
+            ms: i * 7,
+          })),
+        )
+      : n % 3 === 1
+        ? Array.from({ length: 80 }, (_, i) => `[${i}] INFO worker ${k} step ${i % 9} done in ${i}ms`).join(
+            '\n',
+          )
+        : Array.from(
+            { length: 70 },
+            (_, i) => `src/mod${k}/file${i}.ts:${i + 1}: export const v${i} = ${i};`,
+          ).join('\n');
+  return [
+    { role: 'assistant', content: [{ type: 'tool_use', id, name: 'run', input: { n } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] },
+  ];
+}
+
+/** Turn t's body as an agent sends it: cache_control on the newest block only, tools after the messages. */
+function turnBody(t: number): string {
+  const messages: Array<Record<string, unknown>> = [{ role: 'user', content: 'Fix the failing build.' }];
+  for (let n = 0; n < t; n++) messages.push(...(round(n) as Array<Record<string, unknown>>));
+  const last = messages.at(-1) as { content: Array<Record<string, unknown>> };
+  messages[messages.length - 1] = {
+    ...last,
+    content: [{ ...last.content[0], cache_control: { type: 'ephemeral' } }],
+  };
+  return JSON.stringify({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 1024,
+    system: 'You are a coding agent.',
+    messages,
+    tools: [{ name: 'run', description: 'runs a step', input_schema: { type: 'object' } }],
+  });
+}
+
+async function forward(svc: TestSvc, upstream: MockUpstream, body: string): Promise<string> {
+  const res = await fetch(`${svc.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test' },
+    body,
+  });
+  expect(res.status).toBe(200);
+  await res.arrayBuffer();
+  return upstream.requests.at(-1)!.body.toString('utf8');
+}
+
+describe('reusing the earlier turn', () => {
+  it('forwards every turn exactly as a server seeing it first would, below and above the context limit', async () => {
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, 'context-limit': 9000 };
+    const steady = await startSvc({ flags });
+    started.push(steady);
+    let cut = false;
+    for (let t = 1; t <= 22; t += 3) {
+      const body = turnBody(t);
+      const viaSteady = await forward(steady, upstream, body);
+      const fresh = await startSvc({ flags });
+      const viaFresh = await forward(fresh, upstream, body);
+      await fresh.close();
+      expect(viaSteady).toBe(viaFresh);
+      cut ||= viaSteady.includes('messages omitted');
+    }
+    // the session went over the limit, so the cut path was compared too, and repeats were deduplicated
+    expect(cut).toBe(true);
+    expect(steady.events.some((e) => e.transforms.some((x) => x.startsWith('dedupe:')))).toBe(true);
+    expect(steady.events.every((e) => !e.compressionFailed)).toBe(true);
+  });
+});
+
+describe('the retrieval tool joins the client tools', () => {
+  const TOOLS = [
+    { name: 'run', description: 'runs a step', input_schema: { type: 'object' } },
+    { name: 'read', description: 'reads a file', input_schema: { type: 'object' } },
+  ];
+  const cases: Array<[string, (messages: unknown[]) => Record<string, unknown>, unknown[]]> = [
+    [
+      'after the messages',
+      (messages) => ({ model: 'claude-sonnet-4-5', max_tokens: 9, messages, tools: TOOLS }),
+      TOOLS,
+    ],
+    [
+      'before the messages',
+      (messages) => ({ model: 'claude-sonnet-4-5', tools: TOOLS, messages, max_tokens: 9 }),
+      TOOLS,
+    ],
+    [
+      'in an empty list',
+      (messages) => ({ model: 'claude-sonnet-4-5', max_tokens: 9, messages, tools: [] }),
+      [],
+    ],
+  ];
+  for (const [where, make, tools] of cases) {
+    it(`appends svc_retrieve to a tools array ${where}, every other byte outside the messages kept`, async () => {
+      const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+      started.push(upstream);
+      const svc = await startSvc({ flags: { 'messages-api-url': `${upstream.url}/v1` } });
+      started.push(svc);
+      const messages: unknown[] = [{ role: 'user', content: 'Fix the failing build.' }];
+      for (let n = 0; n < 6; n++) messages.push(...round(n));
+      messages.push({ role: 'assistant', content: 'Looked.' }, { role: 'user', content: 'And?' });
+      // pretty-printed: whitespace inside the tools array must survive
+      const body = JSON.stringify(make(messages), null, 2);
+      const sent = await forward(svc, upstream, body);
+      expect(sent).toContain('svc_retrieve hash=');
+      const json = JSON.parse(sent);
+      expect(json.tools.map((t: { name: string }) => t.name)).toEqual([
+        ...tools.map((t) => (t as { name: string }).name),
+        'svc_retrieve',
+      ]);
+      // outside the messages member, the forwarded text is the client's plus the one tool
+      const outside = (text: string) => {
+        const member = objectMemberSpans(text, text.indexOf('{')).find((m) => m.key === 'messages')!;
+        return text.slice(0, member.value[0]) + text.slice(member.value[1]);
+      };
+      const toolText = JSON.stringify(json.tools.at(-1));
+      expect(outside(sent).replace(`,${toolText}`, '').replace(toolText, '')).toBe(outside(body));
+    });
+  }
+});
+
+describe('toolsSpanAfterSplice', () => {
+  const original = JSON.stringify(
+    { model: 'm', messages: [{ role: 'user', content: 'a long text here' }], tools: [{ name: 'x' }] },
+    null,
+    1,
+  );
+  const body = JSON.parse(original);
+  it('finds the tools array of a spliced body without scanning it (the messages member changed length)', () => {
+    const spliced = original.replace('a long text here', 'short');
+    const span = toolsSpanAfterSplice(original, body, undefined, spliced)!;
+    expect(JSON.parse(spliced.slice(span.start, span.end))).toEqual([{ name: 'x' }]);
+    const before = JSON.stringify({ tools: [{ name: 'x' }], messages: [{ role: 'user', content: 'abc' }] });
+    const at = toolsSpanAfterSplice(before, JSON.parse(before), undefined, before.replace('abc', 'a'))!;
+    expect(before.slice(at.start, at.end)).toBe('[{"name":"x"}]');
+  });
+  it('gives up when text outside the messages member changed, or there is no tools member', () => {
+    expect(toolsSpanAfterSplice(original, body, undefined, original.replace('"m"', '"mm"'))).toBeUndefined();
+    const { tools: _, ...without } = body;
+    expect(toolsSpanAfterSplice(original, without, undefined, original)).toBeUndefined();
+  });
+});
