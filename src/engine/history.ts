@@ -49,6 +49,15 @@ function cover(s: Scans): number {
 const reusable = new LRUCache<string, Scans>({ max: 32 });
 
 /**
+ * Prefix keys by message object and the key of the messages before it: the
+ * proxy hands the engine the same message objects for the part of a
+ * conversation it has seen (see `formats/prefix-parse.ts`), which then cost
+ * a lookup instead of a fingerprint and a hash each (principle 4). Used only
+ * with `reuse`: the proxy never modifies a message it passed in.
+ */
+const keyAfter = new WeakMap<ChatMessage, { before: string; key: string }>();
+
+/**
  * What the engine may know when it compresses message i: messages 0..i and
  * nothing after (principle 2). Built lazily, in message order.
  */
@@ -73,8 +82,16 @@ export class History {
    */
   prefixKey(i: number): string {
     for (let k = this.prefix.length; k <= i; k++) {
-      const own = fingerprint(this.messages[k]);
-      this.prefix.push(contentHash(`${k === 0 ? '' : this.prefix[k - 1]}:${own}`));
+      const msg = this.messages[k]!;
+      const before = k === 0 ? '' : this.prefix[k - 1]!;
+      const known = this.reuse ? keyAfter.get(msg) : undefined;
+      if (known?.before === before) {
+        this.prefix.push(known.key);
+        continue;
+      }
+      const key = contentHash(`${before}:${fingerprint(msg)}`);
+      if (this.reuse) keyAfter.set(msg, { before, key });
+      this.prefix.push(key);
     }
     return this.prefix[i]!;
   }

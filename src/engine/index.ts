@@ -73,6 +73,7 @@ export function compressMessages(
     tokenizer,
     memo: options.memo,
     lastUser: lastUserIndex(messages),
+    toin: options.toin,
   };
   const state = runPipeline(TRANSFORMS, env);
   const step = deps.contextStep ?? DEFAULT_CONTEXT_STEP;

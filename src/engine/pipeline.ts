@@ -1,3 +1,4 @@
+import type { ToinAdvice } from './context/types.js';
 import type { History } from './history.js';
 import type { ChatMessage, ContentMemo, Tokenizer } from './types.js';
 
@@ -24,6 +25,8 @@ export interface PipelineEnv {
   readonly memo: ContentMemo | undefined;
   /** Index of the latest user message in the input (-1: none). */
   readonly lastUser: number;
+  /** What TOIN learned: scales the keep budgets of tool outputs by their shape's `keepFactor`. */
+  readonly toin?: ToinAdvice | undefined;
 }
 
 /** A named step of the pipeline. */

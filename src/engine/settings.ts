@@ -62,12 +62,15 @@ export const MIN_SCALED_CAP = 30;
 
 /**
  * The cap in tokens for `tokens` of content of a type (see `CAPS`), times
- * `scale` (1 normally; lower when the context manager compresses harder).
+ * `scale`: 1 normally; lower when the context manager compresses harder or
+ * TOIN finds a shape is never retrieved, higher (up to 2) when TOIN finds it
+ * often retrieved.
  */
 export function capFor(type: keyof typeof CAPS, tokens: number, scale = 1): number {
   const c = CAPS[type];
   const cap = Math.min(c.max, Math.round(c.base + tokens * c.share));
-  return scale >= 1 ? cap : Math.max(MIN_SCALED_CAP, Math.round(cap * scale));
+  if (scale === 1) return cap;
+  return scale > 1 ? Math.round(cap * scale) : Math.max(MIN_SCALED_CAP, Math.round(cap * scale));
 }
 
 /** Kept lines longer than this many characters show their start and end only. */

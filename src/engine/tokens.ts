@@ -110,6 +110,33 @@ function memoFor(encoding: string): LRUCache<string, number> {
   return memo;
 }
 
+/** Tokens of one message as `countMessages` adds them, and the fields they were counted from. */
+interface MessageCount {
+  content: ChatMessage['content'];
+  calls: ChatMessage['tool_calls'];
+  name: ChatMessage['name'];
+  n: number;
+}
+
+const countedByEncoding = new Map<string, WeakMap<ChatMessage, MessageCount>>();
+
+/**
+ * Counts per message object (per encoding): a conversation re-sent each turn
+ * reaches the engine as the same message objects (the proxy reuses its parse,
+ * see `formats/prefix-parse.ts`), so counting it costs one lookup per message
+ * instead of rebuilding and looking up each text. A message whose content,
+ * tool calls or name was replaced since is counted again; svc never edits
+ * the parts of a message in place, and callers must not either.
+ */
+function countedFor(key: string): WeakMap<ChatMessage, MessageCount> {
+  let table = countedByEncoding.get(key);
+  if (!table) {
+    table = new WeakMap();
+    countedByEncoding.set(key, table);
+  }
+  return table;
+}
+
 /** Text of a message's content, as counted: text parts joined, other parts as their JSON. */
 export function contentText(content: ChatMessage['content']): string {
   if (content == null) return '';
@@ -132,6 +159,7 @@ export function tokenizerFor(model: string): Tokenizer {
   const { encoding, exact } = encodingForModel(model);
   const raw = COUNTERS[encoding];
   const memo = memoFor(encoding);
+  const counted = countedFor(exact ? encoding : `${encoding}:estimate`);
   const countText = (text: string): number => {
     if (text.length === 0) return 0;
     let n = memo.get(text);
@@ -148,12 +176,24 @@ export function tokenizerFor(model: string): Tokenizer {
     countMessages(messages) {
       let total = REPLY_PRIMING;
       for (const msg of messages) {
-        total += PER_MESSAGE + countText(contentText(msg.content));
-        if (msg.name) total += PER_NAME + countText(msg.name);
+        const known = counted.get(msg);
+        if (
+          known &&
+          known.content === msg.content &&
+          known.calls === msg.tool_calls &&
+          known.name === msg.name
+        ) {
+          total += known.n;
+          continue;
+        }
+        let n = PER_MESSAGE + countText(contentText(msg.content));
+        if (msg.name) n += PER_NAME + countText(msg.name);
         for (const call of msg.tool_calls ?? []) {
-          total +=
+          n +=
             PER_TOOL_CALL + countText(call.function?.name ?? '') + countText(call.function?.arguments ?? '');
         }
+        counted.set(msg, { content: msg.content, calls: msg.tool_calls, name: msg.name, n });
+        total += n;
       }
       return total;
     },

@@ -53,7 +53,7 @@ export function responseCacheKey(input: CacheKeyInput): string {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const material = canonicalJson({
-    v: 1,
+    v: 2,
     path: input.path,
     mode: cacheMode(input.body),
     key: input.keyHash,
@@ -70,9 +70,11 @@ const HASHED_FROM = 256;
  * Canonical JSON of a parsed JSON value (object keys sorted by code unit,
  * no whitespace, `undefined` members left out as JSON.stringify does), except
  * that a string of `HASHED_FROM` characters or more is written as `#` and its
- * content hash, unquoted. No JSON text contains a bare `#`, so two values get
- * the same material only when they are equal (up to a hash collision, as for
- * the key itself). The content hash is memoized by the text (the engine hashes
+ * content hash, unquoted, and an object or array whose canonical form has
+ * that many characters as `%` and the hash of that form, and an array of
+ * `CHAINED_FROM` elements or more as `&`, its length and a hash chain. No JSON
+ * text contains a bare `#`, `%` or `&`, so two values get the same material
+ * only when they are equal (up to a hash collision, as for the key itself). The content hash is memoized by the text (the engine hashes
  * the same texts), so a conversation re-sent each turn is not serialized
  * again in full for its key (principle 4).
  */
@@ -81,6 +83,57 @@ export function canonicalJson(value: unknown): string {
     return value.length >= HASHED_FROM ? `#${contentHash(value)}` : JSON.stringify(value);
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
   if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  let out = canonical.get(value);
+  if (out === undefined) {
+    out = canonicalOf(value);
+    if (out.length >= HASHED_FROM) out = `%${contentHash(out)}`;
+    canonical.set(value, out);
+  }
+  return out;
+}
+
+/**
+ * Canonical forms by parsed object (a long one as `%` and its hash, so the
+ * key material stays small). The proxy hands on the same message
+ * objects for the part of a conversation it has seen (`formats/prefix-parse.ts`),
+ * so a key costs a lookup per message, not a walk of its content. Parsed
+ * request bodies are never modified.
+ */
+const canonical = new WeakMap<object, string>();
+
+/** Arrays of at least this many elements enter the material as a hash chain over their elements. */
+const CHAINED_FROM = 16;
+
+/** Chain hash after each element object, by element and the chain hash before it. */
+const chainAfter = new WeakMap<object, { before: string; hash: string }>();
+
+/**
+ * A long array (a conversation's messages) as `&`, its length and a hash
+ * chain over the canonical forms of its elements. The chain after an element
+ * is memoized by the element and the chain before it, so an array that
+ * repeats an earlier one's elements and adds some costs a lookup per old
+ * element and a hash per new one (principle 4).
+ */
+function chainedArray(value: unknown[]): string {
+  let hash = '';
+  for (const v of value) {
+    const memoable = typeof v === 'object' && v !== null;
+    const known = memoable ? chainAfter.get(v) : undefined;
+    if (known?.before === hash) {
+      hash = known.hash;
+      continue;
+    }
+    const next = createHash('sha256')
+      .update(`${hash}|${v === undefined ? 'null' : canonicalJson(v)}`)
+      .digest('hex');
+    if (memoable) chainAfter.set(v, { before: hash, hash: next });
+    hash = next;
+  }
+  return `&${value.length}:${hash}`;
+}
+
+function canonicalOf(value: object): string {
+  if (Array.isArray(value) && value.length >= CHAINED_FROM) return chainedArray(value);
   if (Array.isArray(value)) {
     let out = '[';
     for (let k = 0; k < value.length; k++) {

@@ -17,7 +17,7 @@ export interface CompressContext {
   earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
   /** Shapes of objects with derived links in earlier tool outputs (see `json-links.ts`). */
   earlierLinkShapes(): ReadonlySet<string>;
-  /** Factor on every selection cap (absent = 1); compress-harder passes 0.5, 0.25, ... */
+  /** Factor on every selection cap (absent = 1): compress-harder passes 0.5, 0.25, ...; TOIN its keep factor (0.66-2). */
   readonly capScale?: number;
 }
 

@@ -69,7 +69,7 @@ interface Made {
 
 /**
  * What earlier requests made for a dropped span, keyed by the span's exact
- * fingerprint: after a cut every later turn drops the same span again, and
+ * fingerprint (or, cheaper, its start and the prefix key of its last message): after a cut every later turn drops the same span again, and
  * serializing, hashing and summarizing it each time would grow with the
  * history (principle 4). Bounded by the characters it holds.
  */
@@ -81,13 +81,16 @@ const made = new LRUCache<string, Made>({
 /**
  * The CCR entry and the marker message that replace a dropped span. The
  * stored original is the JSON array of the span's original messages.
+ * `prefixKey`, when given, must be that of `originals` (see `History.prefixKey`).
  */
 export function dropMarker(
   originals: readonly ChatMessage[],
   span: DroppedSpan,
+  prefixKey?: (i: number) => string,
 ): { hash: string; original: string; message: ChatMessage } {
   const dropped = originals.slice(span.start, span.end);
-  const key = fingerprint(dropped);
+  // The prefix key through the span's last message, with its start, names exactly its messages.
+  const key = prefixKey ? `${span.start}@${prefixKey(span.end - 1)}` : fingerprint(dropped);
   let m = made.get(key);
   if (m === undefined) {
     const original = JSON.stringify(dropped);

@@ -101,32 +101,56 @@ export function harderCompressor(
     const message = current[index];
     const original = originals[index];
     if (!message || !original || message.role !== 'tool') return undefined;
-    const originalTexts = new Map(textUnits(original).map((u) => [u.part, u.text]));
-    const replaced = new Map<number, string>();
-    const ccrEntries = new Map<string, string>();
-    for (const unit of textUnits(message)) {
-      if (unit.text.length < HARDER_MIN_CHARS) continue;
-      const source = originalTexts.get(unit.part) ?? unit.text;
-      // Memoized: after a cut the same outputs are compressed the same way on every later turn.
-      const key = `${level}:${contentHash(unit.text)}:${contentHash(source)}`;
-      let done = memo.get(key);
-      if (done === undefined) {
-        const hash = contentHash(source);
-        const again = recompress(source, hash, level);
-        if (again !== undefined && again.length < unit.text.length) done = { text: again, hash };
-        else {
-          const cut = harderText(unit.text, level);
-          done = cut
-            ? { text: `${cut.text}\n${formatMarker({ hash, omitted: cut.omitted, unit: cut.unit })}`, hash }
-            : false;
-        }
-        memo.set(key, done);
-      }
-      if (!done) continue;
-      ccrEntries.set(done.hash, source);
-      replaced.set(unit.part, done.text);
+    let known = resultsAt.get(message);
+    if (known?.original !== original) {
+      known = { original, byLevel: new Map() };
+      resultsAt.set(message, known);
     }
-    if (replaced.size === 0) return undefined;
-    return { message: withTexts(message, replaced), ccrEntries, transforms: [`context:harder:${level}`] };
+    if (known.byLevel.has(level)) return known.byLevel.get(level);
+    const result = harder(message, original, level);
+    known.byLevel.set(level, result);
+    return result;
   };
+}
+
+/**
+ * Results by message object (and its original): after a cut, every later
+ * turn compresses the same outputs harder again, and the proxy passes the
+ * same objects, so each costs a lookup and yields the same message object
+ * (whose token count is memoized too). Pure: the result depends on the two
+ * texts and the level alone.
+ */
+const resultsAt = new WeakMap<
+  ChatMessage,
+  { original: ChatMessage; byLevel: Map<number, HarderResult | undefined> }
+>();
+
+function harder(message: ChatMessage, original: ChatMessage, level: number): HarderResult | undefined {
+  const originalTexts = new Map(textUnits(original).map((u) => [u.part, u.text]));
+  const replaced = new Map<number, string>();
+  const ccrEntries = new Map<string, string>();
+  for (const unit of textUnits(message)) {
+    if (unit.text.length < HARDER_MIN_CHARS) continue;
+    const source = originalTexts.get(unit.part) ?? unit.text;
+    // Memoized: after a cut the same outputs are compressed the same way on every later turn.
+    const key = `${level}:${contentHash(unit.text)}:${contentHash(source)}`;
+    let done = memo.get(key);
+    if (done === undefined) {
+      const hash = contentHash(source);
+      const again = recompress(source, hash, level);
+      if (again !== undefined && again.length < unit.text.length) done = { text: again, hash };
+      else {
+        const cut = harderText(unit.text, level);
+        done = cut
+          ? { text: `${cut.text}\n${formatMarker({ hash, omitted: cut.omitted, unit: cut.unit })}`, hash }
+          : false;
+      }
+      memo.set(key, done);
+    }
+    if (!done) continue;
+    ccrEntries.set(done.hash, source);
+    replaced.set(unit.part, done.text);
+  }
+  if (replaced.size === 0) return undefined;
+  return { message: withTexts(message, replaced), ccrEntries, transforms: [`context:harder:${level}`] };
 }

@@ -44,6 +44,8 @@ interface Work {
   markers: Map<string, ReturnType<typeof dropMarker>>;
   /** Tokens of one message (memoized). */
   countOne: (m: ChatMessage) => number;
+  /** Prefix keys of the originals, when the caller has them (cheap drop-marker memo keys). */
+  prefixKey: PrefixKey | undefined;
 }
 
 /**
@@ -79,6 +81,7 @@ export function fitToContext(
     observations: [],
     markers: new Map(),
     countOne: (m) => messageTokens(tokenizer, m, base),
+    prefixKey: deps.prefixKey,
   };
   if (budget === undefined || total <= budget)
     return finish(messages, originals, work, budget, [], tokenizer.countMessages);
@@ -153,24 +156,12 @@ export function fitToContext(
   return result;
 }
 
-const smallCounts = new LRUCache<string, number>({ max: 100_000 });
-
 /**
- * Tokens of one message. The tokenizer memoizes long texts by hash; small
- * messages (tool calls, short answers, markers) are memoized here by their
- * JSON, so a long conversation is not re-tokenized on every turn (principle 4).
+ * Tokens of one message. The tokenizer memoizes counts per message object and
+ * per text, so a long conversation is not re-tokenized on every turn (principle 4).
  */
 function messageTokens(tokenizer: FitDeps['tokenizer'], m: ChatMessage, base: number): number {
-  if (typeof m.content === 'string' && m.content.length >= 256) return tokenizer.countMessages([m]) - base;
-  const json = JSON.stringify(m);
-  if (json.length > 8192) return tokenizer.countMessages([m]) - base;
-  const key = `${tokenizer.encoding}:${json}`;
-  let n = smallCounts.get(key);
-  if (n === undefined) {
-    n = tokenizer.countMessages([m]) - base;
-    smallCounts.set(key, n);
-  }
-  return n;
+  return tokenizer.countMessages([m]) - base;
 }
 
 function seedOf(mode: Mode, options: FitOptions): string {
@@ -275,7 +266,7 @@ function markerFor(
   const key = `${span.start}:${span.end}`;
   let marker = work.markers.get(key);
   if (!marker) {
-    marker = dropMarker(originals, span);
+    marker = dropMarker(originals, span, work.prefixKey);
     work.markers.set(key, marker);
   }
   return marker;

@@ -8,6 +8,9 @@ import type { ShapeObservation } from './types.js';
 /** marker hash -> shape of the original it names; the hash already identifies the content. */
 const shapeByHash = new LRUCache<string, { key: string; tool: string; fields: string[] }>({ max: 20_000 });
 
+/** CCR hashes named by the markers of a compressed message (the router hands on the same object each turn). */
+const markerHashes = new WeakMap<ChatMessage, string[]>();
+
 /**
  * TOIN observations for tool outputs the per-message compressors changed:
  * one `compressed` event per output, with the CCR hashes its markers name.
@@ -23,7 +26,11 @@ export function observeCompressed(
     const i = origin[k] ?? -1;
     const original = i >= 0 ? originals[i] : undefined;
     if (!original || message === original || message.role !== 'tool') return;
-    const hashes = [...new Set(parseMarkers(contentText(message.content)).map((m) => m.hash))];
+    let hashes = markerHashes.get(message);
+    if (!hashes) {
+      hashes = [...new Set(parseMarkers(contentText(message.content)).map((m) => m.hash))];
+      markerHashes.set(message, hashes);
+    }
     if (hashes.length === 0) return;
     let shape = shapeByHash.get(hashes[0]!);
     if (!shape) {

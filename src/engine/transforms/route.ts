@@ -4,17 +4,62 @@ import {
   type Compressed,
   type ContentType,
 } from '../compressors/index.js';
+import { messageShape } from '../context/shape.js';
 import { contentHash } from '../hash.js';
 import { isCompressible, textUnits, withTexts } from '../messages.js';
 import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
 import { detectContentType } from '../router.js';
 import { ENGINE_VERSION, MIN_SAVED_TOKENS, MIN_SAVINGS_RATIO, SMALL_OUTPUT_TOKENS } from '../settings.js';
+import type { ChatMessage } from '../types.js';
 
 interface UnitResult {
   type: ContentType;
   /** Compressed text, or null when the original stays. */
   text: string | null;
   lossy: boolean;
+}
+
+/** What routing did to one message: its output and what to record for it. */
+interface Routed {
+  /** Prefix key of the message (the memo key of everything computed from it). */
+  prefix: string;
+  encoding: string;
+  /** The message as routed (the input itself when nothing changed). */
+  out: ChatMessage;
+  parts: number[];
+  /** `[type, tokens before, tokens after]` per compressed text. */
+  records: Array<[ContentType, number, number]>;
+  /** CCR entries `[hash, original]` of its lossy markers. */
+  ccr: Array<[string, string]>;
+}
+
+/**
+ * Outcomes by input message object: the proxy passes the same objects for
+ * the part of a conversation it has already seen, so each of those costs a
+ * lookup, and yields the same output object (whose counts are then memoized
+ * too) instead of re-walking its texts (principle 4). Only with a memo (the
+ * proxy), whose messages are never modified; validated by prefix key.
+ */
+const routedAt = new WeakMap<ChatMessage, Routed>();
+
+/**
+ * TOIN's keep factor for tool output `i` (by its shape): above 1 for shapes
+ * the model often retrieves, below 1 for shapes it never does, else 1. Read
+ * when a text is first compressed; the memo then keeps that result, so what
+ * TOIN learns later never changes a message already sent (principle 2).
+ */
+function keepFactor(env: PipelineEnv, i: number): number {
+  const shapes = env.toin?.shapes;
+  if (!shapes || Object.keys(shapes).length === 0) return 1;
+  const shape = messageShape(env.input, i);
+  return (shape && shapes[shape.key]?.keepFactor) || 1;
+}
+
+function replay(state: PipelineState, i: number, outcome: Routed): void {
+  for (const [hash, original] of outcome.ccr) state.ccrEntries.set(hash, original);
+  for (const part of outcome.parts) markDone(state, i, part);
+  for (const [type, before, after] of outcome.records) state.log.record('router', type, before, after);
+  if (outcome.out !== state.messages[i]) state.messages[i] = outcome.out;
 }
 
 /** True when a compressed form saves enough to be worth using. */
@@ -48,7 +93,25 @@ export const routeTransform: Transform = {
     const countText = (t: string) => tokenizer.countText(t);
     env.input.forEach((msg, i) => {
       if (!isCompressible(msg, i, env.lastUser)) return;
+      // Untouched by earlier transforms and routed before after the same prefix: the same outcome.
+      const fresh = memo !== undefined && state.messages[i] === msg && !state.done.has(i);
+      if (fresh) {
+        const known = routedAt.get(msg);
+        if (known && known.encoding === tokenizer.encoding && known.prefix === history.prefixKey(i)) {
+          replay(state, i, known);
+          return;
+        }
+      }
+      const outcome: Routed = {
+        prefix: '',
+        encoding: tokenizer.encoding,
+        out: state.messages[i]!,
+        parts: [],
+        records: [],
+        ccr: [],
+      };
       const replaced = new Map<number, string>();
+      let capScale: number | undefined;
       for (const unit of textUnits(msg)) {
         if (state.done.get(i)?.has(unit.part)) continue;
         if (unit.text.length < SMALL_OUTPUT_TOKENS) continue;
@@ -62,6 +125,7 @@ export const routeTransform: Transform = {
         if (cached !== undefined) result = JSON.parse(cached) as UnitResult;
         const hash = contentHash(unit.text);
         if (!result) {
+          capScale ??= keepFactor(env, i);
           const ctx: CompressContext = {
             hash,
             userTerms: history.userTermsBefore(i),
@@ -70,17 +134,23 @@ export const routeTransform: Transform = {
             earlierEntities: () => history.jsonEntitiesBefore(i),
             earlierLinkShapes: () => history.jsonLinkShapesBefore(i),
             earlierLines: () => history.linesBefore(i),
+            ...(capScale !== 1 ? { capScale } : {}),
           };
           result = compressUnit(unit.text, before, ctx, countText);
           memo?.set(key, JSON.stringify(result));
         }
         if (result.text === null) continue;
         replaced.set(unit.part, result.text);
-        if (result.lossy) state.ccrEntries.set(hash, unit.text);
-        markDone(state, i, unit.part);
-        state.log.record('router', result.type, before, countText(result.text));
+        if (result.lossy) outcome.ccr.push([hash, unit.text]);
+        outcome.parts.push(unit.part);
+        outcome.records.push([result.type, before, countText(result.text)]);
       }
-      if (replaced.size > 0) state.messages[i] = withTexts(state.messages[i]!, replaced);
+      if (replaced.size > 0) outcome.out = withTexts(state.messages[i]!, replaced);
+      if (fresh) {
+        outcome.prefix = history.prefixKey(i);
+        routedAt.set(msg, outcome);
+      }
+      replay(state, i, outcome);
     });
   },
 };
