@@ -249,6 +249,8 @@ interface EditNode {
   insert: Map<number, string[]>;
   /** New object members (key -> JSON text), appended after the existing ones. */
   add: Map<string, string>;
+  /** Called with the new JSON text of this value once it is written. */
+  capture?: (json: string) => void;
 }
 
 function node(): EditNode {
@@ -275,8 +277,18 @@ export class JsonEdits {
 
   /** Replaces the value at `path` with `value` (serialized with JSON.stringify). */
   set(path: JsonPath, value: unknown): void {
-    this.at(path).set = JSON.stringify(value);
+    this.setJson(path, JSON.stringify(value));
+  }
+
+  /** Replaces the value at `path` with the JSON text `json` (written as is). */
+  setJson(path: JsonPath, json: string): void {
+    this.at(path).set = json;
     this.count++;
+  }
+
+  /** Calls `fn` with the new text of the value at `path` when the edits are applied (to memoize it). */
+  capture(path: JsonPath, fn: (json: string) => void): void {
+    this.at(path).capture = fn;
   }
 
   /** Leaves out the array element at `path` (last key an index). */
@@ -309,6 +321,12 @@ export class JsonEdits {
 }
 
 function rewrite(scan: Scanner, span: Span, n: EditNode, value: Known): string {
+  const out = rewriteValue(scan, span, n, value);
+  n.capture?.(out);
+  return out;
+}
+
+function rewriteValue(scan: Scanner, span: Span, n: EditNode, value: Known): string {
   const { text } = scan;
   if (n.set !== undefined) return n.set;
   const c = text.charCodeAt(span.start);

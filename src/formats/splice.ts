@@ -50,6 +50,85 @@ function writeContent(
 }
 
 /**
+ * The new JSON text of body messages whose content the engine changed, by
+ * the parsed message object, with the output messages it was written from.
+ * The proxy's parser hands on the same objects for the part of a
+ * conversation it has seen, and the engine the same output objects for
+ * them, so an earlier message compressed on an earlier turn is written back
+ * as one piece of text instead of being serialized and spliced again (principle 4).
+ */
+const writtenAt = new WeakMap<object, { outs: ChatMessage[]; json: string }>();
+
+/** The kept output messages of body message `m`s chat messages, or undefined when one was dropped. */
+function keptOutputs(
+  members: readonly number[],
+  outOf: ReadonlyMap<number, ChatMessage>,
+): ChatMessage[] | undefined {
+  const outs: ChatMessage[] = [];
+  for (const i of members) {
+    const out = outOf.get(i);
+    if (!out) return undefined;
+    outs.push(out);
+  }
+  return outs;
+}
+
+/** Body messages next to an inserted message: the role merger may add to them, so they are written the plain way. */
+function besideInserted(parsed: ParsedRequest, output: EngineOutput): Set<number> {
+  const near = new Set<number>();
+  const origin = output.messageOrigin;
+  origin.forEach((o, j) => {
+    if (o >= 0) return;
+    for (const step of [-1, 1]) {
+      let k = j + step;
+      while (k >= 0 && k < origin.length && origin[k]! < 0) k += step;
+      const at = origin[k];
+      if (at !== undefined && at >= 0) near.add(parsed.origins[at]!.message);
+    }
+  });
+  return near;
+}
+
+/** Writes the changed content of every kept message (from memo where it was written before). */
+function writeMessages(
+  edits: JsonEdits,
+  format: ProviderFormat,
+  parsed: ParsedRequest,
+  output: EngineOutput,
+  outOf: ReadonlyMap<number, ChatMessage>,
+  perMessage: ReadonlyMap<number, number[]>,
+): void {
+  const list = format.messagesPath.reduce<unknown>(
+    (v, key) => (v as Record<string | number, unknown> | undefined)?.[key],
+    parsed.body,
+  );
+  const near = output.messageOrigin.some((o) => o < 0) ? besideInserted(parsed, output) : undefined;
+  for (const [m, members] of perMessage) {
+    const changed = members.some((i) => {
+      const out = outOf.get(i);
+      return out !== undefined && out.content !== parsed.messages[i]!.content;
+    });
+    if (!changed) continue;
+    const outs = keptOutputs(members, outOf);
+    const raw = m >= 0 && outs && !near?.has(m) && Array.isArray(list) ? (list[m] as unknown) : undefined;
+    const body = typeof raw === 'object' && raw !== null ? raw : undefined;
+    const path = [...format.messagesPath, m];
+    const known = body ? writtenAt.get(body) : undefined;
+    if (known && outs && known.outs.length === outs.length && known.outs.every((o, k) => o === outs[k])) {
+      edits.setJson(path, known.json);
+      continue;
+    }
+    const before = edits.size;
+    for (const i of members) {
+      const out = outOf.get(i);
+      if (out) writeContent(edits, parsed.messages[i]!.content, out.content, parsed.origins[i]!, i);
+    }
+    if (body && outs && edits.size > before)
+      edits.capture(path, (json) => writtenAt.set(body, { outs, json }));
+  }
+}
+
+/**
  * Writes an engine output back into the ORIGINAL body text: only the text of
  * compressed blocks changes, dropped messages (or blocks) leave, inserted
  * markers are added; every other byte stays. Returns undefined when nothing
@@ -68,24 +147,24 @@ export function spliceRequest(
   const origin = output.messageOrigin;
   if (origin.length !== outMessages.length)
     throw new UnspliceableError('messageOrigin does not match messages');
-  const kept = new Set<number>();
+  /** Output message per kept input message. */
+  const outOf = new Map<number, ChatMessage>();
   outMessages.forEach((msg, j) => {
     const o = origin[j]!;
     if (o < 0) return;
-    const input = parsed.messages[o];
-    if (!input || kept.has(o)) throw new UnspliceableError(`output ${j} has a bad origin ${o}`);
-    kept.add(o);
-    writeContent(edits, input.content, msg.content, parsed.origins[o]!, o);
+    if (!parsed.messages[o] || outOf.has(o)) throw new UnspliceableError(`output ${j} has a bad origin ${o}`);
+    outOf.set(o, msg);
   });
-  // Drops: a body message leaves whole when all its chat messages left, else block by block.
   const perMessage = new Map<number, number[]>();
   parsed.origins.forEach((org, i) => {
     const list = perMessage.get(org.message) ?? [];
     list.push(i);
     perMessage.set(org.message, list);
   });
+  writeMessages(edits, format, parsed, output, outOf, perMessage);
+  // Drops: a body message leaves whole when all its chat messages left, else block by block.
   for (const [m, members] of perMessage) {
-    const gone = members.filter((i) => !kept.has(i));
+    const gone = members.filter((i) => !outOf.has(i));
     if (gone.length === 0) continue;
     if (m < 0) throw new UnspliceableError('the system prompt was dropped');
     if (gone.length === members.length) edits.remove([...format.messagesPath, m]);
