@@ -22,17 +22,23 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrSt
     // An injected clock must be read on every call, not cached for a millisecond.
     ...(clock ? { perf: { now: clock }, ttlResolution: 0 } : {}),
   });
+  const put = (hash: string, original: string): void => {
+    // lru-cache silently skips an entry larger than the whole cache; a marker
+    // pointing at it could never be redeemed (principle 3), so refuse it.
+    if (original.length > maxSize) {
+      throw new SvcError(
+        'SVC_STORE_UNAVAILABLE',
+        `CCR entry of ${original.length} chars exceeds the store's cap`,
+      );
+    }
+    cache.set(hash, original);
+  };
   return {
     async put(hash, original) {
-      // lru-cache silently skips an entry larger than the whole cache; a marker
-      // pointing at it could never be redeemed (principle 3), so refuse it.
-      if (original.length > maxSize) {
-        throw new SvcError(
-          'SVC_STORE_UNAVAILABLE',
-          `CCR entry of ${original.length} chars exceeds the store's cap`,
-        );
-      }
-      cache.set(hash, original);
+      put(hash, original);
+    },
+    async putMany(entries) {
+      for (const [hash, original] of entries) put(hash, original);
     },
     async get(hash) {
       return cache.get(hash);

@@ -83,7 +83,10 @@ export const retrievalToolStage: ProxyStage = {
         ? known.text
         : (ex.outBody as Buffer).toString('utf8')
       : ex.text;
-    if (text === undefined || !hasMarker(text)) return next();
+    if (text === undefined) return next();
+    // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
+    const marked = spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0;
+    if (!marked && !hasMarker(text)) return next();
     // another stage (or the client) may have offered it already
     const withTool = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
       ? text

@@ -85,6 +85,7 @@ export async function openRedisToinStore(
   let pending: Op[] = [];
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
+  const seen = new WeakSet<ShapeObservation>();
   const counted = new LRUCache<string, true>({ max: 50_000 });
 
   const bumpLocal = (shape: string, tool: string, fields: string[], change: Partial<ShapeRecord>) => {
@@ -175,6 +176,9 @@ export async function openRedisToinStore(
     observe(observations: readonly ShapeObservation[]) {
       const at = new Date(now()).toISOString();
       for (const o of observations) {
+        // the engine hands on the same observation object for a message it observed before
+        if (seen.has(o)) continue;
+        seen.add(o);
         const keys = o.hashes.map((h) => `${o.event}:${h}`);
         if (keys.length > 0 && keys.every((k) => counted.has(k))) continue;
         for (const k of keys) counted.set(k, true);

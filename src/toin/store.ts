@@ -127,6 +127,7 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
   let advice: ToinAdvice | undefined;
   let flushing: Promise<void> = Promise.resolve();
   const counted = new LRUCache<string, true>({ max: 50_000 });
+  const seen = new WeakSet<ShapeObservation>();
 
   const bump = (key: string, tool: string, fields: string[], change: Partial<ShapeRecord>) => {
     const at = iso();
@@ -167,6 +168,9 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
     observe(observations) {
       for (const o of observations) {
         // The proxy sees the same compressed content on every turn: count each (event, content) once.
+        // The engine hands on the same observation object for a message it observed before.
+        if (seen.has(o)) continue;
+        seen.add(o);
         const keys = o.hashes.map((h) => `${o.event}:${h}`);
         if (keys.length > 0 && keys.every((k) => counted.has(k))) continue;
         for (const k of keys) counted.set(k, true);

@@ -5,7 +5,7 @@ import { type DroppedSpan, dropMarker, spansOf } from './drop-marker.js';
 import { integrityProblems } from './integrity.js';
 import { contextBudget } from './limits.js';
 import { scoreUnits } from './scoring.js';
-import { messageShape, type ToolOutputShape } from './shape.js';
+import { messageShape } from './shape.js';
 import type { ContextUnit, FitDeps, FitOptions, FitResult, ShapeObservation } from './types.js';
 import { buildUnits } from './units.js';
 import { resolveWeights } from './weights.js';
@@ -329,7 +329,7 @@ function finish(
     if (work.dropped.has(i)) continue;
     out.push(work.current[i]!);
     origin.push(i);
-    if (work.harder.has(i)) observe(originals, i, 'compressed', [...harderHashes(work.current[i]!)], work);
+    if (work.harder.has(i)) observe(originals, i, 'compressed', harderHashesOf(work.current[i]!), work);
   }
   if (chain && (spans.length > 0 || work.harder.size > 0)) {
     storeDecision(chain.memo, chain.key, chain.seed, {
@@ -358,8 +358,12 @@ function harderHashes(message: ChatMessage): Set<string> {
   return new Set([...text.matchAll(/svc_retrieve hash=([0-9a-f]{24})/g)].map((m) => m[1]!));
 }
 
-/** Shapes by the CCR hash (plus offset) that already identifies the content: no re-hashing on later turns. */
-const shapeMemo = new LRUCache<string, ToolOutputShape | false>({ max: 50_000 });
+/**
+ * Observations by the CCR hashes (plus offset) that already identify the
+ * content: no re-hashing on later turns, and the same object each turn
+ * (which TOIN's stores recognise and count once).
+ */
+const observationMemo = new LRUCache<string, ShapeObservation | false>({ max: 50_000 });
 
 function observe(
   originals: readonly ChatMessage[],
@@ -369,12 +373,24 @@ function observe(
   work: Work,
   offset = 0,
 ): void {
-  const key = hashes[0] === undefined ? undefined : `${hashes[0]}:${offset}`;
-  let shape = key === undefined ? undefined : shapeMemo.get(key);
-  if (shape === undefined) {
-    shape = messageShape(originals, index) ?? false;
-    if (key !== undefined) shapeMemo.set(key, shape);
+  const key = hashes.length === 0 ? undefined : `${event}:${hashes.join(',')}:${offset}`;
+  let observation = key === undefined ? undefined : observationMemo.get(key);
+  if (observation === undefined) {
+    const shape = messageShape(originals, index);
+    observation = shape ? { event, shape: shape.key, tool: shape.tool, fields: shape.fields, hashes } : false;
+    if (key !== undefined) observationMemo.set(key, observation);
   }
-  if (shape)
-    work.observations.push({ event, shape: shape.key, tool: shape.tool, fields: shape.fields, hashes });
+  if (observation) work.observations.push(observation);
+}
+
+/** The CCR hashes of a message compressed harder, by the message object (the same each turn). */
+const harderHashesAt = new WeakMap<ChatMessage, string[]>();
+
+function harderHashesOf(message: ChatMessage): string[] {
+  let hashes = harderHashesAt.get(message);
+  if (!hashes) {
+    hashes = [...harderHashes(message)];
+    harderHashesAt.set(message, hashes);
+  }
+  return hashes;
 }

@@ -8,8 +8,16 @@ import type { ShapeObservation } from './types.js';
 /** marker hash -> shape of the original it names; the hash already identifies the content. */
 const shapeByHash = new LRUCache<string, { key: string; tool: string; fields: string[] }>({ max: 20_000 });
 
-/** CCR hashes named by the markers of a compressed message (the router hands on the same object each turn). */
-const markerHashes = new WeakMap<ChatMessage, string[]>();
+/**
+ * The observation of a compressed message, with the original it was made
+ * from: the router hands on the same objects each turn, so a message
+ * observed before yields the same observation object (which TOIN's stores
+ * then recognise and count once) without parsing its markers again.
+ */
+const observedAt = new WeakMap<
+  ChatMessage,
+  { original: ChatMessage; observation: ShapeObservation | undefined }
+>();
 
 /**
  * TOIN observations for tool outputs the per-message compressors changed:
@@ -26,18 +34,27 @@ export function observeCompressed(
     const i = origin[k] ?? -1;
     const original = i >= 0 ? originals[i] : undefined;
     if (!original || message === original || message.role !== 'tool') return;
-    let hashes = markerHashes.get(message);
-    if (!hashes) {
-      hashes = [...new Set(parseMarkers(contentText(message.content)).map((m) => m.hash))];
-      markerHashes.set(message, hashes);
+    let known = observedAt.get(message);
+    if (known?.original !== original) {
+      known = { original, observation: observe(originals, i, message) };
+      observedAt.set(message, known);
     }
-    if (hashes.length === 0) return;
-    let shape = shapeByHash.get(hashes[0]!);
-    if (!shape) {
-      shape = toolOutputShape(toolNameFor(originals, i), contentText(original.content));
-      for (const h of hashes) shapeByHash.set(h, shape);
-    }
-    out.push({ event: 'compressed', shape: shape.key, tool: shape.tool, fields: shape.fields, hashes });
+    if (known.observation) out.push(known.observation);
   });
   return out;
+}
+
+function observe(
+  originals: readonly ChatMessage[],
+  i: number,
+  message: ChatMessage,
+): ShapeObservation | undefined {
+  const hashes = [...new Set(parseMarkers(contentText(message.content)).map((m) => m.hash))];
+  if (hashes.length === 0) return undefined;
+  let shape = shapeByHash.get(hashes[0]!);
+  if (!shape) {
+    shape = toolOutputShape(toolNameFor(originals, i), contentText(originals[i]!.content));
+    for (const h of hashes) shapeByHash.set(h, shape);
+  }
+  return { event: 'compressed', shape: shape.key, tool: shape.tool, fields: shape.fields, hashes };
 }
