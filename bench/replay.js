@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 /**
- * Replay bench: a 200-turn agent session sent turn by turn through the real
+ * Replay bench: a 200-turn agent session (built by the fixture generator) sent turn by turn through the real
  * proxy (`dist/`) to a mock upstream on loopback. Reports per-request proxy
  * overhead as the history grows, whether the forwarded body keeps the
  * previous turn's messages as a byte-identical prefix (before the context
  * limit is first reached, and between cuts after it), and where cuts happen.
  *
- *   npm run build && node bench/replay.js [--turns 200] [--context-limit 60000] [--json]
+ * With `--bypass` every request carries `x-service-bypass: true`: the proxy
+ * reads, parses and forwards the body without compressing it, which is the
+ * floor any body-reading proxy pays; compare its overhead with a normal run.
+ *
+ *   npm run build && node bench/replay.js [--turns 200] [--context-limit 60000] [--bypass] [--json]
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,103 +23,48 @@ import { arrayItemSpans, objectMemberSpans } from '../dist/src/ccr/json-spans.js
 import { resolveConfig } from '../dist/src/config/index.js';
 import { silentLogger } from '../dist/src/log.js';
 import { createSvcServer } from '../dist/src/server/app.js';
+import { buildSession, KINDS, toMessagesBody } from '../fixtures/lib/conversation.js';
+import { createRng } from '../fixtures/lib/rng.js';
 
 const { values: args } = parseArgs({
   options: {
     turns: { type: 'string', default: '200' },
     'context-limit': { type: 'string', default: '60000' },
     json: { type: 'boolean', default: false },
+    bypass: { type: 'boolean', default: false },
   },
 });
 const TURNS = Number(args.turns);
 const LIMIT = Number(args['context-limit']);
 
-/** Deterministic pseudo-random numbers (seeded LCG). */
-function rng(seed) {
-  let x = seed >>> 0;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-}
+/** What an agent sends besides its messages (as Claude Code does: tools after the messages). */
+const TOOLS = ['http_get', 'bash', 'grep', 'read_file', 'fetch_url'].map((name) => ({
+  name,
+  description: `The ${name} tool of the agent.`,
+  input_schema: { type: 'object', properties: { arg: { type: 'string' } } },
+}));
 
-const WORDS =
-  'build test deploy config cache retry timeout socket parser handler module client server queue worker index schema token stream buffer'.split(
-    ' ',
-  );
-
-/** One tool round of a coding agent: a call and its (large) output, in the messages format. */
-function toolRound(n, rand) {
-  const kind = n % 4;
-  const id = `toolu_${String(n).padStart(4, '0')}`;
-  let name;
-  let input;
-  let output;
-  if (kind === 0) {
-    name = 'list_jobs';
-    input = { page: n };
-    output = JSON.stringify(
-      Array.from({ length: 40 }, (_, i) => ({
-        id: n * 100 + i,
-        status: rand() < 0.05 ? 'failed' : 'ok',
-        name: `${WORDS[(n + i) % WORDS.length]}_${i}`,
-        duration_ms: Math.floor(rand() * 5000),
-      })),
-    );
-  } else if (kind === 1) {
-    name = 'bash';
-    input = { cmd: `npm test -- src/${WORDS[n % WORDS.length]}.test.ts` };
-    output = Array.from({ length: 60 }, (_, i) =>
-      rand() < 0.04
-        ? `ERROR ${WORDS[i % WORDS.length]} failed: expected ${i} got ${i + 1}\n    at run (src/${WORDS[n % WORDS.length]}.ts:${i}:3)`
-        : `[${String(i).padStart(3, '0')}] ok ${WORDS[(i * 7 + n) % WORDS.length]} ${Math.floor(rand() * 100)}ms`,
-    ).join('\n');
-  } else if (kind === 2) {
-    name = 'read_file';
-    input = { path: `src/${WORDS[n % WORDS.length]}/${WORDS[(n * 3) % WORDS.length]}.ts` };
-    output = Array.from(
-      { length: 50 },
-      (_, i) =>
-        `export function ${WORDS[(i + n) % WORDS.length]}${i}(x: number): number {\n  return x * ${i} + ${n};\n}`,
-    ).join('\n');
-  } else {
-    name = 'grep';
-    input = { pattern: WORDS[n % WORDS.length] };
-    output = Array.from(
-      { length: 45 },
-      (_, i) =>
-        `src/${WORDS[(i + n) % WORDS.length]}.ts:${i * 3 + 1}: const ${WORDS[n % WORDS.length]} = ${WORDS[i % WORDS.length]}(${i});`,
-    ).join('\n');
-  }
-  return [
-    {
-      role: 'assistant',
-      content: [
-        { type: 'text', text: `Step ${n}: running ${name}.` },
-        { type: 'tool_use', id, name, input },
-      ],
-    },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] },
-  ];
-}
-
-/** The session: a task, then tool rounds; every 10th turn the user says something new. */
+/**
+ * The session, from the fixture generator (`fixtures/lib`): a task, then one
+ * tool round per turn cycling through every content kind (JSON, logs, build
+ * logs, grep hits, diffs, code, HTML, prose) at about 900 tokens per output;
+ * every 10th turn the user says something new.
+ */
 function session(turns) {
-  const rand = rng(42);
-  const messages = [{ role: 'user', content: 'The CI build is red. Find out why and fix it.' }];
+  const names = Object.keys(KINDS);
+  const kinds = Array.from({ length: turns }, (_, i) => names[i % names.length]);
+  const body = toMessagesBody(buildSession(createRng(42), kinds, { scale: 0.45 }));
+  const messages = [body.messages[0]];
   const ends = [];
   for (let n = 0; n < turns; n += 1) {
     if (n > 0 && n % 10 === 0) {
       messages.push({ role: 'assistant', content: `Checkpoint ${n}: still investigating.` });
-      messages.push({
-        role: 'user',
-        content: `Now look at the ${WORDS[n % WORDS.length]} module, turn ${n}.`,
-      });
+      messages.push({ role: 'user', content: `Now look at the ${kinds[n]} output of step ${n}.` });
     }
-    messages.push(...toolRound(n, rand));
+    messages.push(body.messages[1 + 2 * n], body.messages[2 + 2 * n]);
     ends.push(messages.length);
   }
-  return { messages, ends };
+  return { messages, ends, system: body.system };
 }
 
 function startMock() {
@@ -156,6 +105,24 @@ const quantile = (xs, q) => {
 };
 const round2 = (x) => Math.round(x * 100) / 100;
 
+/** Sends one body through the proxy; its `request.finished` event and the body the upstream got. */
+async function send(base, mock, body, events, extra = {}) {
+  const seen = events.length;
+  const res = await fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'bench',
+      ...(args.bypass ? { 'x-service-bypass': 'true' } : {}),
+      ...extra,
+    },
+    body,
+  });
+  await res.arrayBuffer();
+  while (events.length <= seen) await new Promise((r) => setTimeout(r, 1));
+  return { event: events[seen], forwarded: mock.bodies.at(-1) };
+}
+
 async function main() {
   const home = mkdtempSync(join(tmpdir(), 'svc-replay-'));
   const mock = await startMock();
@@ -167,31 +134,35 @@ async function main() {
   const base = await svc.listen();
   const events = [];
   svc.ctx.bus.on('request.finished', (e) => events.push(e));
-  const { messages, ends } = session(TURNS);
+  const { messages, ends, system } = session(TURNS);
   const rows = [];
   for (let t = 0; t < TURNS; t += 1) {
-    const body = JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 4096,
-      messages: messages.slice(0, ends[t]),
-    });
-    const started = performance.now();
-    const res = await fetch(`${base}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
-      body,
-    });
-    await res.arrayBuffer();
-    const wall = performance.now() - started;
-    while (events.length <= t) await new Promise((r) => setTimeout(r, 1));
-    const e = events[t];
-    const forwarded = mock.bodies[t];
+    // Encoded before the clock starts: the client's own work is not the proxy's overhead.
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 4096,
+        system,
+        messages: messages.slice(0, ends[t]),
+        tools: TOOLS,
+      }),
+    );
+    // Sent twice: first as the agent sends it (new content to compress), then again (everything
+    // seen: what is left is the per-request cost of the history itself). The repeat bypasses the
+    // response cache and must forward the same bytes.
+    const first = await send(base, mock, body, events);
+    const repeat = await send(base, mock, body, events, { 'x-service-cache': 'bypass' });
+    const e = first.event;
+    const forwarded = first.forwarded;
+    const previous = rows.at(-1)?.forwarded;
     const cut = e.transforms.find((x) => x.startsWith('context:drop:'));
     const acted = e.transforms.some((x) => x.startsWith('context:'));
     rows.push({
       turn: t + 1,
       overheadMs: e.overheadMs,
-      wallMs: wall,
+      repeatMs: repeat.event.overheadMs,
+      repeatSame: repeat.forwarded === forwarded,
+      forwarded,
       tokensBefore: e.tokensBefore,
       tokensAfter: e.tokensAfter,
       dropped: cut ? Number(cut.split(':').at(-1)) : 0,
@@ -203,7 +174,7 @@ async function main() {
       ),
       acted,
       reused: e.transforms.includes('context:reused_cut'),
-      prefixKept: t > 0 && forwarded.startsWith(messagesPrefix(mock.bodies[t - 1])),
+      prefixKept: previous !== undefined && forwarded.startsWith(messagesPrefix(previous)),
     });
   }
   await svc.close(100);
@@ -232,6 +203,12 @@ async function main() {
           0.95,
         ),
       ),
+      repeatP50: round2(
+        quantile(
+          b.map((r) => r.repeatMs),
+          0.5,
+        ),
+      ),
       tokensIn: b.at(-1).tokensBefore,
       tokensOut: b.at(-1).tokensAfter,
       prefixKept: `${b.filter((r) => r.prefixKept).length}/${b.filter((r) => r.turn > 1).length}`,
@@ -249,9 +226,15 @@ async function main() {
     prefixIdenticalAfterCutsExceptNewCuts: `${afterStable.filter((r) => r.prefixKept).length}/${afterStable.length}`,
     overheadP50FirstQuarterMs: buckets[0]?.p50,
     overheadP50LastQuarterMs: buckets.at(-1)?.p50,
+    repeatP50FirstQuarterMs: buckets[0]?.repeatP50,
+    repeatP50LastQuarterMs: buckets.at(-1)?.repeatP50,
+    repeatForwardedIdentical: `${rows.filter((r) => r.repeatSame).length}/${rows.length}`,
     maxTokensForwarded: Math.max(...rows.map((r) => r.tokensAfter)),
     /** Fingerprint of every forwarded body: equal across runs when behaviour is unchanged. */
-    forwardedSha256: createHash('sha256').update(mock.bodies.join('\n')).digest('hex').slice(0, 16),
+    forwardedSha256: createHash('sha256')
+      .update(rows.map((r) => r.forwarded).join('\n'))
+      .digest('hex')
+      .slice(0, 16),
   };
   if (args.json) {
     console.log(JSON.stringify({ summary, buckets }, null, 2));
@@ -262,6 +245,7 @@ async function main() {
       'turns',
       'overhead p50 ms',
       'p95 ms',
+      'repeat p50 ms',
       'tokens in',
       'tokens fwd',
       'prefix kept',
@@ -271,9 +255,20 @@ async function main() {
     ],
   });
   for (const b of buckets)
-    table.push([b.turns, b.p50, b.p95, b.tokensIn, b.tokensOut, b.prefixKept, b.cuts, b.dropped, b.harder]);
+    table.push([
+      b.turns,
+      b.p50,
+      b.p95,
+      b.repeatP50,
+      b.tokensIn,
+      b.tokensOut,
+      b.prefixKept,
+      b.cuts,
+      b.dropped,
+      b.harder,
+    ]);
   console.log(
-    `replay: ${TURNS}-turn agent session, context limit ${LIMIT} tokens (messages format, claude-sonnet-4-5, max_tokens 4096)`,
+    `replay: ${TURNS}-turn agent session, context limit ${LIMIT} tokens (messages format, claude-sonnet-4-5, max_tokens 4096, system + 4 tools)${args.bypass ? ', x-service-bypass' : ''}`,
   );
   console.log(table.toString());
   for (const [k, v] of Object.entries(summary)) console.log(`${k}: ${Array.isArray(v) ? v.join(', ') : v}`);
