@@ -68,11 +68,12 @@ function session(turns) {
 }
 
 function startMock() {
-  const bodies = [];
+  // Only the latest body is kept: the bench's own memory must not hide the proxy's.
+  const bodies = { last: undefined };
   const server = createServer(async (req, res) => {
     const chunks = [];
     for await (const c of req) chunks.push(c);
-    bodies.push(Buffer.concat(chunks).toString('utf8'));
+    bodies.last = Buffer.concat(chunks).toString('utf8');
     const text = JSON.stringify({
       id: 'msg',
       type: 'message',
@@ -120,7 +121,7 @@ async function send(base, mock, body, events, extra = {}) {
   });
   await res.arrayBuffer();
   while (events.length <= seen) await new Promise((r) => setTimeout(r, 1));
-  return { event: events[seen], forwarded: mock.bodies.at(-1) };
+  return { event: events[seen], forwarded: mock.bodies.last };
 }
 
 async function main() {
@@ -136,6 +137,8 @@ async function main() {
   svc.ctx.bus.on('request.finished', (e) => events.push(e));
   const { messages, ends, system } = session(TURNS);
   const rows = [];
+  const fingerprint = createHash('sha256');
+  let previous;
   for (let t = 0; t < TURNS; t += 1) {
     // Encoded before the clock starts: the client's own work is not the proxy's overhead.
     const body = Buffer.from(
@@ -154,7 +157,7 @@ async function main() {
     const repeat = await send(base, mock, body, events, { 'x-service-cache': 'bypass' });
     const e = first.event;
     const forwarded = first.forwarded;
-    const previous = rows.at(-1)?.forwarded;
+    fingerprint.update(`${forwarded}\n`);
     const cut = e.transforms.find((x) => x.startsWith('context:drop:'));
     const acted = e.transforms.some((x) => x.startsWith('context:'));
     rows.push({
@@ -162,7 +165,6 @@ async function main() {
       overheadMs: e.overheadMs,
       repeatMs: repeat.event.overheadMs,
       repeatSame: repeat.forwarded === forwarded,
-      forwarded,
       tokensBefore: e.tokensBefore,
       tokensAfter: e.tokensAfter,
       dropped: cut ? Number(cut.split(':').at(-1)) : 0,
@@ -176,7 +178,10 @@ async function main() {
       reused: e.transforms.includes('context:reused_cut'),
       prefixKept: previous !== undefined && forwarded.startsWith(messagesPrefix(previous)),
     });
+    previous = forwarded;
   }
+  global.gc?.();
+  const { rss: rssAfter, heapUsed: heapAfter } = process.memoryUsage();
   await svc.close(100);
   mock.server.close();
   rmSync(home, { recursive: true, force: true });
@@ -230,11 +235,11 @@ async function main() {
     repeatP50LastQuarterMs: buckets.at(-1)?.repeatP50,
     repeatForwardedIdentical: `${rows.filter((r) => r.repeatSame).length}/${rows.length}`,
     maxTokensForwarded: Math.max(...rows.map((r) => r.tokensAfter)),
+    /** Memory of the whole bench process (proxy, mock upstream and client) after the last turn. */
+    rssMbAfter: Math.round(rssAfter / 1024 / 1024),
+    heapUsedMbAfter: Math.round(heapAfter / 1024 / 1024),
     /** Fingerprint of every forwarded body: equal across runs when behaviour is unchanged. */
-    forwardedSha256: createHash('sha256')
-      .update(rows.map((r) => r.forwarded).join('\n'))
-      .digest('hex')
-      .slice(0, 16),
+    forwardedSha256: fingerprint.digest('hex').slice(0, 16),
   };
   if (args.json) {
     console.log(JSON.stringify({ summary, buckets }, null, 2));
