@@ -14,6 +14,7 @@
  * Work per body then grows with the new messages, not the history (principle 4).
  */
 
+import { isUtf8 } from 'node:buffer';
 import { LRUCache } from 'lru-cache';
 import { arrayMemberSpans, type Span, type SpanHints, skipWs, valueEnd } from './json-spans.js';
 
@@ -40,6 +41,11 @@ interface Snapshot {
    * message sits at the same place in the new text, and so does everything in it.
    */
   found: SpanHints['found'];
+  /**
+   * The body as received and the UTF-8 byte offset of each message's end,
+   * when the body is valid UTF-8 (then `text` is exactly its decoding).
+   */
+  bytes?: { raw: Buffer; ends: number[] };
 }
 
 /**
@@ -48,6 +54,8 @@ interface Snapshot {
  * group is searched for the longest shared prefix.
  */
 const KEY_CHARS = 2048;
+/** Bytes decoded to find the group of a body (its first message must end within them). */
+const HEAD_BYTES = 64 * 1024;
 /** Bodies kept per group (conversations that start alike, e.g. the same system prompt). */
 const PER_KEY = 4;
 const MESSAGES = 'messages';
@@ -59,7 +67,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * Parses request bodies, reusing the parse of an earlier body's messages
  * when the new body starts like it. Bounded: it keeps bodies of up to
- * `maxChars` characters in all (the least recently used leave first).
+ * `maxChars` characters and bytes in all (the least recently used leave first).
  */
 export class PrefixParser {
   private readonly groups: LRUCache<string, Snapshot[]>;
@@ -70,22 +78,70 @@ export class PrefixParser {
       sizeCalculation: (list) =>
         Math.max(
           1,
-          list.reduce((n, s) => n + s.text.length, 0),
+          list.reduce((n, s) => n + s.text.length + (s.bytes?.raw.length ?? 0), 0),
         ),
     });
   }
 
   /** Parses `text` (throws as `JSON.parse` does on invalid JSON). */
   parse(text: string): ParsedBody {
-    const key = groupKey(text);
+    return this.parseText(text, groupKey(text), undefined);
+  }
+
+  /**
+   * Decodes (UTF-8) and parses a body. When it repeats an earlier body byte
+   * for byte through the end of some message (one memory comparison), only
+   * the bytes after that are decoded: the earlier text stands for the rest
+   * (decoding is the costliest step left for a long body, above all one with
+   * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
+   */
+  parseBytes(raw: Buffer): ParsedBody & { text: string } {
+    const head = raw.toString('utf8', 0, Math.min(raw.length, HEAD_BYTES));
+    const key = groupKey(head);
+    if (key !== undefined) {
+      const group = this.groups.get(key) ?? [];
+      for (let g = 0; g < group.length; g++) {
+        const earlier = group[g]!;
+        const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
+        if (kept === 0) continue;
+        const cut = earlier.bytes!.ends[kept - 1]!;
+        const rest = raw.subarray(cut);
+        // Only valid UTF-8 decodes piecewise exactly as it does whole.
+        if (!isUtf8(rest)) break;
+        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
+        const parsed = continueParse(text, earlier, kept);
+        if (!parsed) continue;
+        parsed.snapshot.bytes = {
+          raw,
+          ends: byteEnds(text, parsed.snapshot.spans, earlier.bytes!.ends, kept),
+        };
+        group.splice(g, 1);
+        this.remember(key, group, parsed.snapshot);
+        return { ...parsed.body, text };
+      }
+    }
+    const text = raw.toString('utf8');
+    return { ...this.parseText(text, key === undefined ? groupKey(text) : key, raw), text };
+  }
+
+  private parseText(text: string, key: string | undefined, raw: Buffer | undefined): ParsedBody {
     if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
     const group = this.groups.get(key) ?? [];
+    const valid = raw !== undefined && isUtf8(raw);
     for (let g = 0; g < group.length; g++) {
       const earlier = group[g]!;
       const kept = sharedMessages(text, earlier);
       if (kept === 0) continue;
       const parsed = continueParse(text, earlier, kept);
       if (!parsed) continue;
+      if (valid) {
+        // the earlier body's byte offsets hold for the messages this one repeats
+        const known = earlier.bytes;
+        const ends = known
+          ? byteEnds(text, parsed.snapshot.spans, known.ends, kept)
+          : byteEnds(text, parsed.snapshot.spans, [], 0);
+        parsed.snapshot.bytes = { raw, ends };
+      }
       group.splice(g, 1);
       this.remember(key, group, parsed.snapshot);
       return parsed.body;
@@ -102,7 +158,9 @@ export class PrefixParser {
         if (k === MESSAGES) break;
         head.push([k, value[k]]);
       }
-      this.remember(key, group, { text, head, messages, spans: spans.items, found: hints.found });
+      const snapshot: Snapshot = { text, head, messages, spans: spans.items, found: hints.found };
+      if (valid) snapshot.bytes = { raw, ends: byteEnds(text, spans.items, [], 0) };
+      this.remember(key, group, snapshot);
     }
     return { value, hints, reused: 0 };
   }
@@ -145,6 +203,41 @@ function groupKey(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * UTF-8 byte offsets of the message ends in `spans`, the first `known` of
+ * them taken from `ends` (the text up to there is the same); the rest
+ * measured piece by piece, so the work grows with the new messages only.
+ */
+function byteEnds(text: string, spans: readonly Span[], ends: readonly number[], known: number): number[] {
+  const out = ends.slice(0, known);
+  let at = known === 0 ? 0 : spans[known - 1]!.end;
+  let bytes = known === 0 ? 0 : out[known - 1]!;
+  for (let k = known; k < spans.length; k++) {
+    bytes += Buffer.byteLength(text.slice(at, spans[k]!.end));
+    at = spans[k]!.end;
+    out.push(bytes);
+  }
+  return out;
+}
+
+/** `sharedMessages` for bytes: how many messages of the earlier body `raw` repeats byte for byte. */
+function sharedBytes(raw: Buffer, earlier: { raw: Buffer; ends: number[] }): number {
+  const { ends } = earlier;
+  const same = (n: number) => {
+    const end = ends[n - 1]!;
+    return raw.length > end && raw.compare(earlier.raw, 0, end, 0, end) === 0;
+  };
+  if (same(ends.length)) return ends.length;
+  let lo = 0;
+  let hi = ends.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (same(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /**

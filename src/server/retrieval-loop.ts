@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -7,10 +8,11 @@ import type { ProxyExchange, ProxyStage, UpstreamResponse } from './pipeline.js'
 import { retrievalCallsOf, withoutRetrievalCalls } from './retrieval-json.js';
 import { createStreamRelay, sseEvents } from './retrieval-stream.js';
 import {
-  addRetrievalTool,
   answerCalls,
   appendRetrievalTurn,
+  editBytes,
   MAX_RETRIEVAL_ROUNDS,
+  retrievalToolEdit,
   toolsSpanAfterSplice,
 } from './retrieval-tool.js';
 import { SPLICED_TEXT, type SplicedText } from './stages.js';
@@ -88,15 +90,23 @@ export const retrievalToolStage: ProxyStage = {
     const marked = spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0;
     if (!marked && !hasMarker(text)) return next();
     // another stage (or the client) may have offered it already
-    const withTool = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
-      ? text
-      : addRetrievalTool(
+    const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
+      ? undefined
+      : retrievalToolEdit(
           text,
           ex.json,
           format,
           ex.text === undefined ? undefined : toolsSpanAfterSplice(ex.text, ex.json, ex.hints, text),
         );
-    ex.outBody = Buffer.from(withTool, 'utf8');
+    const withTool = edit ? text.slice(0, edit.start) + edit.insert + text.slice(edit.end) : text;
+    // The bytes of `text` when they are at hand: the spliced body, or the decoded original (valid UTF-8).
+    const bytes =
+      spliced && known?.body === ex.outBody
+        ? known.body
+        : !spliced && ex.body?.decoded && isUtf8(ex.body.decoded)
+          ? ex.body.decoded
+          : undefined;
+    ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.state[KEY] = { text: withTool, format } satisfies RetrievalState;
     return next();

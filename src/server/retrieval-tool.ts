@@ -43,6 +43,13 @@ function toolName(tool: unknown): string | undefined {
       : undefined;
 }
 
+/** A change of a body text: the characters `start..end` become `insert`. */
+export interface TextEdit {
+  start: number;
+  end: number;
+  insert: string;
+}
+
 /**
  * Adds the retrieval tool at the end of the body's `tools` (creating it when
  * missing); every other byte of the body stays, whitespace included.
@@ -54,28 +61,57 @@ export function addRetrievalTool(
   format: FormatName,
   toolsAt?: Span,
 ): string {
+  const edit = retrievalToolEdit(text, body, format, toolsAt);
+  return edit ? text.slice(0, edit.start) + edit.insert + text.slice(edit.end) : text;
+}
+
+/** The edit `addRetrievalTool` makes; undefined when the body offers the tool already. */
+export function retrievalToolEdit(
+  text: string,
+  body: Record<string, unknown>,
+  format: FormatName,
+  toolsAt?: Span,
+): TextEdit | undefined {
   const tool = JSON.stringify(retrievalTool(format));
   const tools = body.tools;
-  if (Array.isArray(tools) && tools.some((t) => toolName(t) === RETRIEVE_TOOL_NAME)) return text;
+  if (Array.isArray(tools) && tools.some((t) => toolName(t) === RETRIEVE_TOOL_NAME)) return undefined;
   const close = text.lastIndexOf('}');
+  const appendMember: TextEdit = { start: close, end: close, insert: `,"tools":[${tool}]` };
   // `text` has the top-level members of `body` (only messages and system are ever rewritten):
   // without a tools member there is nothing to find, and scanning the whole body would cost a pass.
-  if (!Object.hasOwn(body, 'tools')) return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
+  if (!Object.hasOwn(body, 'tools')) return appendMember;
   if (toolsAt && text.charCodeAt(toolsAt.start) === 0x5b && text.charCodeAt(toolsAt.end - 1) === 0x5d) {
     let at = toolsAt.end - 1;
     while (at > toolsAt.start && /\s/.test(text[at - 1]!)) at--;
     const empty = at === toolsAt.start + 1;
-    return `${text.slice(0, at)}${empty ? '' : ','}${tool}${text.slice(at)}`;
+    return { start: at, end: at, insert: `${empty ? '' : ','}${tool}` };
   }
   const open = text.indexOf('{');
   const member = objectMemberSpans(text, open).find((m) => m.key === 'tools');
   if (member && text[member.value[0]] === '[') {
     const items = arrayItemSpans(text, member.value[0]);
     const at = items.length > 0 ? items[items.length - 1]![1] : member.value[0] + 1;
-    return `${text.slice(0, at)}${items.length > 0 ? ',' : ''}${tool}${text.slice(at)}`;
+    return { start: at, end: at, insert: `${items.length > 0 ? ',' : ''}${tool}` };
   }
-  if (member) return `${text.slice(0, member.value[0])}[${tool}]${text.slice(member.value[1])}`;
-  return `${text.slice(0, close)},"tools":[${tool}]${text.slice(close)}`;
+  if (member) return { start: member.value[0], end: member.value[1], insert: `[${tool}]` };
+  return appendMember;
+}
+
+/**
+ * The UTF-8 bytes of `text` after `edit`, given `bytes`, the UTF-8 bytes of
+ * `text`: the unchanged parts are copied, not encoded again, and the offsets
+ * are measured from the nearer end (the tools member is near one of them).
+ */
+export function editBytes(text: string, bytes: Buffer, edit: TextEdit): Buffer {
+  const at = (i: number) =>
+    i <= text.length / 2
+      ? Buffer.byteLength(text.slice(0, i))
+      : bytes.length - Buffer.byteLength(text.slice(i));
+  return Buffer.concat([
+    bytes.subarray(0, at(edit.start)),
+    Buffer.from(edit.insert),
+    bytes.subarray(at(edit.end)),
+  ]);
 }
 
 /**

@@ -38,8 +38,8 @@ export const parseStage: ProxyStage = {
       return next();
     }
     try {
-      ex.text = body.decoded.toString('utf8');
-      const read = ex.ctx.bodies.parse(ex.text);
+      const read = ex.ctx.bodies.parseBytes(body.decoded);
+      ex.text = read.text;
       const json = read.value;
       ex.hints = read.hints;
       if (typeof json === 'object' && json !== null && !Array.isArray(json)) {

@@ -134,3 +134,69 @@ describe('PrefixParser', () => {
     expect(got.value).toEqual(JSON.parse(text));
   });
 });
+
+describe('PrefixParser.parseBytes', () => {
+  it('decodes only the bytes after the repeated messages, giving exactly the decoded text and its parse', () => {
+    const parser = new PrefixParser();
+    let before: unknown[] | undefined;
+    for (const n of [3, 6, 10, 10, 15]) {
+      // characters beyond Latin-1 (two-byte strings, multi-byte UTF-8) in the messages
+      const messages = conversation(n).map((m, i) =>
+        i % 3 === 0 ? { ...(m as object), note: '✓ ❯ ⎯ → 日本' } : m,
+      );
+      const raw = Buffer.from(body(messages, { tools: [{ name: 'grep' }] }));
+      const got = parser.parseBytes(raw);
+      expect(got.text).toBe(raw.toString('utf8'));
+      expect(got.value).toEqual(JSON.parse(got.text));
+      const parsed = (got.value as { messages: unknown[] }).messages;
+      if (before) {
+        expect(got.reused).toBe(before.length);
+        expect(parsed[0]).toBe(before[0]);
+      }
+      before = parsed;
+    }
+  });
+
+  it('reuses up to the message the client changed (byte comparison)', () => {
+    const parser = new PrefixParser();
+    parser.parseBytes(Buffer.from(body(conversation(21, 19))));
+    const raw = Buffer.from(body(conversation(25, 23)));
+    const got = parser.parseBytes(raw);
+    expect(got.reused).toBe(19);
+    expect(got.text).toBe(raw.toString('utf8'));
+    expect(got.value).toEqual(JSON.parse(got.text));
+  });
+
+  it('decodes invalid UTF-8 exactly as toString does (and then reuses by text only)', () => {
+    const parser = new PrefixParser();
+    const bad = (n: number) => {
+      const text = body(conversation(n));
+      const at = text.indexOf('line');
+      // a lone continuation byte inside the first tool output
+      return Buffer.concat([
+        Buffer.from(text.slice(0, at)),
+        Buffer.from([0x80]),
+        Buffer.from(text.slice(at)),
+      ]);
+    };
+    for (const n of [5, 9]) {
+      const raw = bad(n);
+      const got = parser.parseBytes(raw);
+      expect(got.text).toBe(raw.toString('utf8'));
+      expect(got.value).toEqual(JSON.parse(raw.toString('utf8')));
+      expect(got.reused).toBe(n === 9 ? 5 : 0);
+    }
+  });
+
+  it('parses a body whose first message ends beyond the decoded head', () => {
+    const parser = new PrefixParser();
+    for (const n of [3, 5]) {
+      const messages = [{ role: 'user', content: 'x'.repeat(70_000) }, ...conversation(n).slice(1)];
+      const raw = Buffer.from(body(messages));
+      const got = parser.parseBytes(raw);
+      expect(got.text).toBe(raw.toString('utf8'));
+      expect(got.value).toEqual(JSON.parse(got.text));
+      expect(got.reused).toBe(n === 5 ? 3 : 0);
+    }
+  });
+});

@@ -30,12 +30,12 @@ function round(n: number): unknown[] {
           })),
         )
       : n % 3 === 1
-        ? Array.from({ length: 80 }, (_, i) => `[${i}] INFO worker ${k} step ${i % 9} done in ${i}ms`).join(
+        ? Array.from({ length: 80 }, (_, i) => `[${i}] INFO worker ${k} step ${i % 9} done in ${i}ms ✓`).join(
             '\n',
           )
         : Array.from(
             { length: 70 },
-            (_, i) => `src/mod${k}/file${i}.ts:${i + 1}: export const v${i} = ${i};`,
+            (_, i) => `src/mod${k}/file${i}.ts:${i + 1}: export const v${i} = ${i}; // → 日本`,
           ).join('\n');
   return [
     { role: 'assistant', content: [{ type: 'tool_use', id, name: 'run', input: { n } }] },
