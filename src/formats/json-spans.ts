@@ -78,7 +78,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function readKey(text: string, i: number, keyEnd: number): string {
   const raw = text.slice(i + 1, keyEnd - 1);
-  return raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : raw;
+  // kept in span maps that outlive the request: must not hold on to the whole body
+  return raw.includes('\\') ? (JSON.parse(text.slice(i, keyEnd)) as string) : detached(raw);
+}
+
+/**
+ * `s` as a string of its own. In V8 a slice (or a concatenation of slices)
+ * of a long string keeps that whole string alive; a memo that outlives the
+ * request must not hold on to the request's body that way.
+ */
+export function detached(s: string): string {
+  return s.length < 13 ? s : ` ${s}`.slice(1);
 }
 
 /** Strings shorter than this are measured directly. */

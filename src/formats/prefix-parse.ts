@@ -5,18 +5,19 @@
  * is the body of turn n-1 plus a few messages. Parsing it whole costs time
  * in proportion to the history, and so does everything after it: each fresh
  * string must be hashed again by every memo that looks it up. This parser
- * keeps the text, the parsed messages and their spans of recent bodies; when
- * a new body starts with the same characters as one of them up to the end of
- * some message (one native string comparison), those messages are reused as
- * they are (the same objects, whose strings V8 has hashed already) and only
- * the rest of the text is parsed. The result equals `JSON.parse(text)`; the
- * spans of the messages array are handed on to the splicer (`SpanHints`).
- * Work per body then grows with the new messages, not the history (principle 4).
+ * keeps the text, the bytes, the parsed messages and their spans of recent
+ * bodies; when a new body starts with the same bytes (or characters) as one
+ * of them up to the end of some message (one native comparison), those
+ * messages are reused as they are (the same objects, whose strings V8 has
+ * hashed already) and only the rest is decoded and parsed. The result equals
+ * `JSON.parse(text)`; the spans of the messages array are handed on to the
+ * splicer (`SpanHints`). Work per body then grows with the new messages, not
+ * the history (principle 4).
  */
 
 import { isUtf8 } from 'node:buffer';
 import { LRUCache } from 'lru-cache';
-import { arrayMemberSpans, type Span, type SpanHints, skipWs, valueEnd } from './json-spans.js';
+import { arrayMemberSpans, detached, type Span, type SpanHints, skipWs, valueEnd } from './json-spans.js';
 
 /** What `PrefixParser.parse` returns. */
 export interface ParsedBody {
@@ -194,7 +195,7 @@ function groupKey(text: string): string | undefined {
         if (text.charCodeAt(start) !== 0x5b) return undefined;
         const first = skipWs(text, start + 1);
         if (text.charCodeAt(first) === 0x5d) return undefined;
-        return text.slice(0, Math.min(valueEnd(text, first), KEY_CHARS));
+        return detached(text.slice(0, Math.min(valueEnd(text, first), KEY_CHARS)));
       }
       i = skipWs(text, valueEnd(text, start));
       if (text.charCodeAt(i) !== 0x2c) return undefined;

@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import { applyJsonEdits, JsonEdits, type SpanHints } from './json-spans.js';
+import { applyJsonEdits, detached, JsonEdits, type SpanHints } from './json-spans.js';
 import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
@@ -124,7 +124,7 @@ function writeMessages(
       if (out) writeContent(edits, parsed.messages[i]!.content, out.content, parsed.origins[i]!, i);
     }
     if (body && outs && edits.size > before)
-      edits.capture(path, (json) => writtenAt.set(body, { outs, json }));
+      edits.capture(path, (json) => writtenAt.set(body, { outs, json: detached(json) }));
   }
 }
 
