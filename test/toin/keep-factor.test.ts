@@ -50,3 +50,37 @@ describe("TOIN's keep factor scales the compressors' keep budgets by tool-output
     expect(a.result.messages).toEqual(b.result.messages);
   });
 });
+
+describe('what TOIN learns later never changes content already sent', () => {
+  it('with the memo (the proxy), an earlier output keeps its first compression; a new one gets the new advice', async () => {
+    const { createEngineMemo } = await import('../../src/server/engine-call.js');
+    const memo = createEngineMemo();
+    const first = session();
+    const shapeKey = messageShape(first, 2)!.key;
+    const turn1 = compressMessages(first, { model: 'gpt-4o', memo });
+    // the next turn repeats the conversation and adds another output of the same shape
+    const second: ChatMessage[] = [
+      ...session().slice(0, 3),
+      { role: 'assistant', content: 'More.' },
+      { role: 'user', content: 'And the next page?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c2', type: 'function', function: { name: 'list_jobs', arguments: '{"page":2}' } },
+        ],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c2',
+        content: (session()[2]!.content as string).replaceAll('job_', 'task_'),
+      },
+      { role: 'user', content: 'Go on.' },
+    ];
+    const toin = { shapes: { [shapeKey]: { importance: 0.2, keepFactor: 0.66 } } };
+    const turn2 = compressMessages(second, { model: 'gpt-4o', memo, toin });
+    expect(turn2.result.messages[2]).toEqual(turn1.result.messages[2]);
+    const neutral = compressMessages(second, { model: 'gpt-4o' }).result.messages[6]!.content as string;
+    expect((turn2.result.messages[6]!.content as string).length).toBeLessThan(neutral.length);
+  });
+});
