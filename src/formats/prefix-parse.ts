@@ -50,6 +50,42 @@ interface Snapshot {
 }
 
 /**
+ * A body seen once: kept as parsed. Where its messages sit is found only if a
+ * later body starts like it (most one-off requests never pay for that).
+ */
+interface Unlaid {
+  unlaid: true;
+  text: string;
+  value: Record<string, unknown>;
+  raw: Buffer | undefined;
+  found: SpanHints['found'];
+}
+
+type Entry = Snapshot | Unlaid;
+
+/** The snapshot of an entry (found now for a body seen once); undefined when it has no messages to reuse. */
+function laidOut(entry: Entry): Snapshot | undefined {
+  if (!('unlaid' in entry)) return entry;
+  const { text, value, raw, found } = entry;
+  const spans = arrayMemberSpans(text, value, MESSAGES, { text, found });
+  if (!spans || spans.items.length === 0) return undefined;
+  const head: Array<[string, unknown]> = [];
+  for (const k of spans.members.keys()) {
+    if (k === MESSAGES) break;
+    head.push([k, value[k]]);
+  }
+  const snapshot: Snapshot = {
+    text,
+    head,
+    messages: value[MESSAGES] as unknown[],
+    spans: spans.items,
+    found,
+  };
+  if (raw && isUtf8(raw)) snapshot.bytes = { raw, ends: byteEnds(text, spans.items, [], 0) };
+  return snapshot;
+}
+
+/**
  * Bodies are grouped by their beginning through the end of the first message
  * (at most this many characters of it), which every later turn repeats; the
  * group is searched for the longest shared prefix.
@@ -71,15 +107,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * `maxChars` characters and bytes in all (the least recently used leave first).
  */
 export class PrefixParser {
-  private readonly groups: LRUCache<string, Snapshot[]>;
+  private readonly groups: LRUCache<string, Entry[]>;
 
   constructor(maxChars = 32 * 1024 * 1024) {
-    this.groups = new LRUCache<string, Snapshot[]>({
+    this.groups = new LRUCache<string, Entry[]>({
       maxSize: maxChars,
       sizeCalculation: (list) =>
         Math.max(
           1,
-          list.reduce((n, s) => n + s.text.length + (s.bytes?.raw.length ?? 0), 0),
+          list.reduce((n, e) => n + e.text.length + (('unlaid' in e ? e.raw : e.bytes?.raw)?.length ?? 0), 0),
         ),
     });
   }
@@ -102,7 +138,11 @@ export class PrefixParser {
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
       for (let g = 0; g < group.length; g++) {
-        const earlier = group[g]!;
+        const earlier = this.snapshotAt(group, g);
+        if (!earlier) {
+          g--;
+          continue;
+        }
         const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
         if (kept === 0) continue;
         const cut = earlier.bytes!.ends[kept - 1]!;
@@ -128,14 +168,17 @@ export class PrefixParser {
   private parseText(text: string, key: string | undefined, raw: Buffer | undefined): ParsedBody {
     if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
     const group = this.groups.get(key) ?? [];
-    const valid = raw !== undefined && isUtf8(raw);
     for (let g = 0; g < group.length; g++) {
-      const earlier = group[g]!;
+      const earlier = this.snapshotAt(group, g);
+      if (!earlier) {
+        g--;
+        continue;
+      }
       const kept = sharedMessages(text, earlier);
       if (kept === 0) continue;
       const parsed = continueParse(text, earlier, kept);
       if (!parsed) continue;
-      if (valid) {
+      if (raw !== undefined && isUtf8(raw)) {
         // the earlier body's byte offsets hold for the messages this one repeats
         const known = earlier.bytes;
         const ends = known
@@ -148,25 +191,28 @@ export class PrefixParser {
       return parsed.body;
     }
     const value = JSON.parse(text) as unknown;
-    const hints: SpanHints = { text, found: new WeakMap() };
     if (!isRecord(value)) return { value, hints: undefined, reused: 0 };
-    const spans = arrayMemberSpans(text, value, MESSAGES, hints);
-    if (!spans) return { value, hints: undefined, reused: 0 };
-    const messages = value[MESSAGES] as unknown[];
-    if (messages.length > 0) {
-      const head: Array<[string, unknown]> = [];
-      for (const k of spans.members.keys()) {
-        if (k === MESSAGES) break;
-        head.push([k, value[k]]);
-      }
-      const snapshot: Snapshot = { text, head, messages, spans: spans.items, found: hints.found };
-      if (valid) snapshot.bytes = { raw, ends: byteEnds(text, spans.items, [], 0) };
-      this.remember(key, group, snapshot);
-    }
+    // Spans the splicer finds in this body are kept with it for a later turn.
+    const hints: SpanHints = { text, found: new WeakMap() };
+    const messages = value[MESSAGES];
+    if (Array.isArray(messages) && messages.length > 0)
+      this.remember(key, group, { unlaid: true, text, value, raw, found: hints.found });
     return { value, hints, reused: 0 };
   }
 
-  private remember(key: string, group: Snapshot[], snapshot: Snapshot): void {
+  /**
+   * The snapshot of `group[g]`, laid out now if that body was seen only once
+   * (replaced in place; removed from the group when it has nothing to reuse).
+   */
+  private snapshotAt(group: Entry[], g: number): Snapshot | undefined {
+    const entry = group[g]!;
+    const snapshot = laidOut(entry);
+    if (!snapshot) group.splice(g, 1);
+    else if (snapshot !== entry) group[g] = snapshot;
+    return snapshot;
+  }
+
+  private remember(key: string, group: Entry[], snapshot: Entry): void {
     group.unshift(snapshot);
     if (group.length > PER_KEY) group.length = PER_KEY;
     this.groups.set(key, group);
