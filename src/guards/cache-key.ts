@@ -70,13 +70,14 @@ const HASHED_FROM = 256;
  * Canonical JSON of a parsed JSON value (object keys sorted by code unit,
  * no whitespace, `undefined` members left out as JSON.stringify does), except
  * that a string of `HASHED_FROM` characters or more is written as `#` and its
- * content hash, unquoted, and an object or array whose canonical form has
- * that many characters as `%` and the hash of that form, and an array of
+ * content hash, unquoted, an object or array whose canonical form has that
+ * many characters as `%` and the hash of that form, and an array of
  * `CHAINED_FROM` elements or more as `&`, its length and a hash chain. No JSON
  * text contains a bare `#`, `%` or `&`, so two values get the same material
- * only when they are equal (up to a hash collision, as for the key itself). The content hash is memoized by the text (the engine hashes
- * the same texts), so a conversation re-sent each turn is not serialized
- * again in full for its key (principle 4).
+ * only when they are equal (up to a hash collision, as for the key itself).
+ * Content hashes are memoized by the text and canonical forms by the object,
+ * so a conversation re-sent each turn is not serialized again in full for
+ * its key (principle 4).
  */
 export function canonicalJson(value: unknown): string {
   if (typeof value === 'string')
