@@ -86,6 +86,24 @@ function laidOut(entry: Entry): Snapshot | undefined {
 }
 
 /**
+ * The snapshots of a group with their index, most recent first. A body seen
+ * only once is laid out when reached (replaced in place, or removed from the
+ * group when it has nothing to reuse).
+ */
+function* snapshots(group: Entry[]): Generator<[number, Snapshot]> {
+  for (let g = 0; g < group.length; ) {
+    const snapshot = laidOut(group[g]!);
+    if (!snapshot) {
+      group.splice(g, 1);
+      continue;
+    }
+    group[g] = snapshot;
+    yield [g, snapshot];
+    g += 1;
+  }
+}
+
+/**
  * Bodies are grouped by their beginning through the end of the first message
  * (at most this many characters of it), which every later turn repeats; the
  * group is searched for the longest shared prefix.
@@ -137,12 +155,7 @@ export class PrefixParser {
     const key = groupKey(head);
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
-      for (let g = 0; g < group.length; g++) {
-        const earlier = this.snapshotAt(group, g);
-        if (!earlier) {
-          g--;
-          continue;
-        }
+      for (const [g, earlier] of snapshots(group)) {
         const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
         if (kept === 0) continue;
         const cut = earlier.bytes!.ends[kept - 1]!;
@@ -168,12 +181,7 @@ export class PrefixParser {
   private parseText(text: string, key: string | undefined, raw: Buffer | undefined): ParsedBody {
     if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
     const group = this.groups.get(key) ?? [];
-    for (let g = 0; g < group.length; g++) {
-      const earlier = this.snapshotAt(group, g);
-      if (!earlier) {
-        g--;
-        continue;
-      }
+    for (const [g, earlier] of snapshots(group)) {
       const kept = sharedMessages(text, earlier);
       if (kept === 0) continue;
       const parsed = continueParse(text, earlier, kept);
@@ -181,10 +189,10 @@ export class PrefixParser {
       if (raw !== undefined && isUtf8(raw)) {
         // the earlier body's byte offsets hold for the messages this one repeats
         const known = earlier.bytes;
-        const ends = known
-          ? byteEnds(text, parsed.snapshot.spans, known.ends, kept)
-          : byteEnds(text, parsed.snapshot.spans, [], 0);
-        parsed.snapshot.bytes = { raw, ends };
+        parsed.snapshot.bytes = {
+          raw,
+          ends: byteEnds(text, parsed.snapshot.spans, known?.ends ?? [], known ? kept : 0),
+        };
       }
       group.splice(g, 1);
       this.remember(key, group, parsed.snapshot);
@@ -198,18 +206,6 @@ export class PrefixParser {
     if (Array.isArray(messages) && messages.length > 0)
       this.remember(key, group, { unlaid: true, text, value, raw, found: hints.found });
     return { value, hints, reused: 0 };
-  }
-
-  /**
-   * The snapshot of `group[g]`, laid out now if that body was seen only once
-   * (replaced in place; removed from the group when it has nothing to reuse).
-   */
-  private snapshotAt(group: Entry[], g: number): Snapshot | undefined {
-    const entry = group[g]!;
-    const snapshot = laidOut(entry);
-    if (!snapshot) group.splice(g, 1);
-    else if (snapshot !== entry) group[g] = snapshot;
-    return snapshot;
   }
 
   private remember(key: string, group: Entry[], snapshot: Entry): void {
@@ -269,16 +265,15 @@ function byteEnds(text: string, spans: readonly Span[], ends: readonly number[],
   return out;
 }
 
-/** `sharedMessages` for bytes: how many messages of the earlier body `raw` repeats byte for byte. */
-function sharedBytes(raw: Buffer, earlier: { raw: Buffer; ends: number[] }): number {
-  const { ends } = earlier;
-  const same = (n: number) => {
-    const end = ends[n - 1]!;
-    return raw.length > end && raw.compare(earlier.raw, 0, end, 0, end) === 0;
-  };
-  if (same(ends.length)) return ends.length;
+/**
+ * The largest n in 0..count for which `same(n)` holds (the first n messages
+ * repeat the earlier body's), trying all of them first. Binary search: a body
+ * that repeats message k repeats every message before it.
+ */
+function longestShared(count: number, same: (n: number) => boolean): number {
+  if (same(count)) return count;
   let lo = 0;
-  let hi = ends.length - 1;
+  let hi = count - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
     if (same(mid)) lo = mid;
@@ -287,26 +282,22 @@ function sharedBytes(raw: Buffer, earlier: { raw: Buffer; ends: number[] }): num
   return lo;
 }
 
-/**
- * How many messages of `earlier` `text` repeats character for character
- * (through the end of the last of them). Binary search: a body that repeats
- * message k repeats every message before it.
- */
+/** How many messages of the earlier body `raw` repeats byte for byte (through the end of the last). */
+function sharedBytes(raw: Buffer, earlier: { raw: Buffer; ends: number[] }): number {
+  const { ends } = earlier;
+  return longestShared(ends.length, (n) => {
+    const end = ends[n - 1]!;
+    return raw.length > end && raw.compare(earlier.raw, 0, end, 0, end) === 0;
+  });
+}
+
+/** How many messages of `earlier` `text` repeats character for character (through the end of the last). */
 function sharedMessages(text: string, earlier: Snapshot): number {
   const { spans } = earlier;
-  const same = (n: number) => {
+  return longestShared(spans.length, (n) => {
     const end = spans[n - 1]!.end;
     return text.length > end && text.slice(0, end) === earlier.text.slice(0, end);
-  };
-  if (same(spans.length)) return spans.length;
-  let lo = 0;
-  let hi = spans.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (same(mid)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+  });
 }
 
 /**

@@ -1,8 +1,7 @@
-import { LRUCache } from 'lru-cache';
 import type { ShapeObservation, ToinAdvice } from '../engine/context/types.js';
 import type { Logger } from '../log.js';
 import { adviceFrom } from '../toin/advice.js';
-import type { ToinStore } from '../toin/store.js';
+import { newObservationFilter, type ToinStore } from '../toin/store.js';
 import { emptyToin, MAX_HASHES, MAX_SHAPES, type ShapeRecord, type ToinData } from '../toin/types.js';
 import type { SharedStore } from './redis.js';
 import { toinCommands } from './redis-toin-script.js';
@@ -85,8 +84,7 @@ export async function openRedisToinStore(
   let pending: Op[] = [];
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
-  const seen = new WeakSet<ShapeObservation>();
-  const counted = new LRUCache<string, true>({ max: 50_000 });
+  const isNew = newObservationFilter();
 
   const bumpLocal = (shape: string, tool: string, fields: string[], change: Partial<ShapeRecord>) => {
     const at = new Date(now()).toISOString();
@@ -176,12 +174,7 @@ export async function openRedisToinStore(
     observe(observations: readonly ShapeObservation[]) {
       const at = new Date(now()).toISOString();
       for (const o of observations) {
-        // the engine hands on the same observation object for a message it observed before
-        if (seen.has(o)) continue;
-        seen.add(o);
-        const keys = o.hashes.map((h) => `${o.event}:${h}`);
-        if (keys.length > 0 && keys.every((k) => counted.has(k))) continue;
-        for (const k of keys) counted.set(k, true);
+        if (!isNew(o)) continue;
         bumpLocal(o.shape, o.tool, o.fields, o.event === 'compressed' ? { compressed: 1 } : { dropped: 1 });
         for (const h of o.hashes) state.hashes[h] = [...new Set([...(state.hashes[h] ?? []), o.shape])];
         const fields = JSON.stringify(o.fields);

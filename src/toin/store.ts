@@ -96,6 +96,25 @@ function addRecord(target: Record<string, ShapeRecord>, key: string, delta: Shap
   target[key] = r;
 }
 
+/**
+ * A filter that passes each observation once per process: the proxy sees the
+ * same compressed content on every turn, so each (event, content) counts
+ * once. The engine hands on the same observation object for a message it
+ * observed before (a lookup); other copies are recognised by their hashes.
+ */
+export function newObservationFilter(): (o: ShapeObservation) => boolean {
+  const seen = new WeakSet<ShapeObservation>();
+  const counted = new LRUCache<string, true>({ max: 50_000 });
+  return (o) => {
+    if (seen.has(o)) return false;
+    seen.add(o);
+    const keys = o.hashes.map((h) => `${o.event}:${h}`);
+    if (keys.length > 0 && keys.every((k) => counted.has(k))) return false;
+    for (const k of keys) counted.set(k, true);
+    return true;
+  };
+}
+
 /** Adds pending counts to a state and applies the bounds (least recently seen shapes, oldest hashes go first). */
 export function mergeToin(base: ToinData, pending: Pending, at: string): ToinData {
   const shapes = { ...base.shapes };
@@ -126,8 +145,7 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
   let pending: Pending = { shapes: {}, hashes: {} };
   let advice: ToinAdvice | undefined;
   let flushing: Promise<void> = Promise.resolve();
-  const counted = new LRUCache<string, true>({ max: 50_000 });
-  const seen = new WeakSet<ShapeObservation>();
+  const isNew = newObservationFilter();
 
   const bump = (key: string, tool: string, fields: string[], change: Partial<ShapeRecord>) => {
     const at = iso();
@@ -167,13 +185,7 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
     path: options.path,
     observe(observations) {
       for (const o of observations) {
-        // The proxy sees the same compressed content on every turn: count each (event, content) once.
-        // The engine hands on the same observation object for a message it observed before.
-        if (seen.has(o)) continue;
-        seen.add(o);
-        const keys = o.hashes.map((h) => `${o.event}:${h}`);
-        if (keys.length > 0 && keys.every((k) => counted.has(k))) continue;
-        for (const k of keys) counted.set(k, true);
+        if (!isNew(o)) continue;
         bump(o.shape, o.tool, o.fields, o.event === 'compressed' ? { compressed: 1 } : { dropped: 1 });
         for (const hash of o.hashes) {
           const shapes = new Set([...(state.hashes[hash] ?? []), o.shape]);
