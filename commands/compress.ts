@@ -1,5 +1,5 @@
 import { Args, Command, Flags } from '@oclif/core';
-import { configFlags } from '../src/config/flags.js';
+import { configFlags, envOnlyHelp } from '../src/config/flags.js';
 
 /** `svc compress`: compress conversations offline, no network. */
 export default class Compress extends Command {
@@ -7,7 +7,9 @@ export default class Compress extends Command {
   static override description =
     `Reads a chat-completions request body {"model", "messages"}, a bare messages array, or a messages-format body (content blocks with tool_use / tool_result) from FILE or stdin, and prints the compression result JSON with its messages in the input's own format. Several files or a folder give one JSON line per file.
 
-Exit codes: 0 done, 1 total savings below --fail-under, 2 bad input or flags, 3 compression failed.`;
+Exit codes: 0 done, 1 total savings below --fail-under, 2 bad input or flags, 3 compression failed.
+
+${envOnlyHelp('compress')}`;
   static override examples = [
     '<%= config.bin %> compress fixtures/samples/agent-session.json --summary',
     'cat convo.json | <%= config.bin %> compress --model gpt-4.1 > compressed.json',

@@ -1,5 +1,6 @@
 import { Command } from '@oclif/core';
 import { configFlags, resolveConfig } from '../src/config/index.js';
+import { envOnlyHelp } from '../src/config/flags.js';
 import { isSvcError } from '../src/errors.js';
 import { createLogger } from '../src/log.js';
 import type { createSvcServer } from '../src/server/app.js';
@@ -12,7 +13,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export default class Serve extends Command {
   static override summary = 'Run the compression proxy';
   static override description =
-    'Proxies /v1/messages and /v1/chat/completions upstream, compressing each request; also serves /v1/compress, /health, /stats, /stats-history, /metrics and /dashboard.';
+    `Proxies /v1/messages and /v1/chat/completions upstream, compressing each request; also serves /v1/compress, /health, /stats, /stats-history, /metrics and /dashboard.
+
+${envOnlyHelp('serve')}`;
   static override examples = [
     '<%= config.bin %> serve',
     '<%= config.bin %> serve --port 9000 --no-cache',

@@ -43,6 +43,8 @@ export default class Stats extends Command {
       this.log(formatStatsText(snapshot));
       return snapshot;
     }
+    // ink's colours (chalk) ignore NO_COLOR; FORCE_COLOR=0 turns them off before ink loads.
+    if (process.env.NO_COLOR) process.env.FORCE_COLOR = '0';
     // ink and react load only for the live view, so other commands start fast.
     const { runStatsView } = await import('../src/ui/run-stats-view.js');
     await runStatsView({ load, intervalMs: 1000 });

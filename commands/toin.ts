@@ -1,5 +1,4 @@
 import { Command } from '@oclif/core';
-import Table from 'cli-table3';
 import { resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
 import { openToinStore } from '../src/toin/store.js';
@@ -26,25 +25,42 @@ export default class Toin extends Command {
     if (!this.jsonEnabled()) {
       if (view.shapes.length === 0) this.log(`TOIN has learned nothing yet (${path}).`);
       else {
-        const table = new Table({
-          head: ['shape', 'compressed', 'dropped', 'retrieved', 'rate', 'importance', 'keep', 'fields asked'],
-        });
+        // Fitted to the width (80 columns in a pipe), colour only on a terminal without NO_COLOR.
+        const { fitTable, hiddenNote } = await import('../src/ui/fit-table.js');
+        const rows: string[][] = [];
         for (const s of view.shapes) {
           const asked = Object.entries(s.retrieved_fields)
             .map(([f, n]) => `${f}:${n}`)
             .join(' ');
-          table.push([
-            s.shape,
-            s.compressed,
-            s.dropped,
-            s.retrieved,
-            s.retrieval_rate ?? '-',
-            s.importance ?? '-',
-            s.keep_factor ?? '-',
-            asked,
-          ]);
+          rows.push(
+            [
+              s.shape,
+              s.compressed,
+              s.dropped,
+              s.retrieved,
+              s.retrieval_rate ?? '-',
+              s.importance ?? '-',
+              s.keep_factor ?? '-',
+              asked,
+            ].map(String),
+          );
         }
-        this.log(table.toString());
+        const { text, hidden } = fitTable(
+          [
+            { head: 'shape', wrap: true },
+            { head: 'compressed', right: true },
+            { head: 'dropped', right: true, drop: 2 },
+            { head: 'retrieved', right: true },
+            { head: 'rate', right: true },
+            { head: 'importance', right: true, drop: 1 },
+            { head: 'keep', right: true },
+            { head: 'fields asked', wrap: true },
+          ],
+          rows,
+        );
+        this.log(text);
+        const note = hiddenNote(hidden, 'all columns: --json');
+        if (note) this.log(note.trimEnd());
       }
     }
     return view;

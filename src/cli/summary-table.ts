@@ -1,4 +1,4 @@
-import Table from 'cli-table3';
+import { type FitColumn, fitTable, hiddenNote } from '../ui/fit-table.js';
 
 /** One line of the `--summary` table. */
 export interface SummaryRow {
@@ -42,10 +42,20 @@ export function totalSavingsPercent(rows: readonly SummaryRow[]): number {
 /** The cli-table3 table of `svc compress --summary`; with several inputs, one row each plus a total. */
 export function renderSummary(
   rows: readonly SummaryRow[],
-  options: { many: boolean; failed: number },
+  options: { many: boolean; failed: number; width?: number },
 ): string {
-  const head = ['input', 'format', 'model', 'before', 'after', 'saved', 'ratio', 'transforms'];
-  const table = new Table({ head, style: { head: [], border: [] }, wordWrap: true, colWidths: [] });
+  // Fits the width of stderr (80 columns in a pipe): the input names and transforms wrap,
+  // the format column goes first when even that is not enough (it is in the JSON).
+  const columns: FitColumn[] = [
+    { head: 'input', wrap: true },
+    { head: 'format', drop: 1 },
+    { head: 'model', wrap: true },
+    { head: 'before', right: true },
+    { head: 'after', right: true },
+    { head: 'saved', right: true },
+    { head: 'ratio', right: true },
+    { head: 'transforms', wrap: true },
+  ];
   const cells = (r: SummaryRow) => [
     r.label,
     r.format,
@@ -56,13 +66,13 @@ export function renderSummary(
     ratio(r.after, r.before),
     summarizeTransforms(r.transforms),
   ];
-  for (const r of rows) table.push(cells(r));
+  const body = rows.map(cells);
   if (options.many) {
     const before = rows.reduce((s, r) => s + r.before, 0);
     const after = rows.reduce((s, r) => s + r.after, 0);
     const saved = rows.reduce((s, r) => s + r.saved, 0);
     const label = `total: ${rows.length} file${rows.length === 1 ? '' : 's'}${options.failed ? `, ${options.failed} failed` : ''}`;
-    table.push([
+    body.push([
       label,
       '',
       '',
@@ -73,8 +83,12 @@ export function renderSummary(
       summarizeTransforms(rows.flatMap((r) => r.transforms)),
     ]);
   }
+  const { text, hidden } = fitTable(columns, body, {
+    stream: process.stderr,
+    ...(options.width === undefined ? {} : { width: options.width }),
+  });
   const notes = rows.some((r) => !r.exact)
     ? '\n(est.): estimated token counts: no public tokenizer for this model'
     : '';
-  return `${table.toString()}${notes}\n`;
+  return `${text}${notes}\n${hiddenNote(hidden, 'every field is in the JSON')}`;
 }

@@ -67,15 +67,16 @@ function expandHome(path: string, home: string): string {
   return isAbsolute(p) ? p : resolve(p);
 }
 
-function checkUrl(key: keyof Config, value: string): void {
+/** Checks an upstream URL; errors name the flag or variable the value came from, as users type it. */
+function checkUrl(where: string, value: string): void {
   let url: URL;
   try {
     url = new URL(value);
   } catch (cause) {
-    throw new SvcError('SVC_BAD_CONFIG', `${key}: "${value}" is not a URL`, { cause });
+    throw new SvcError('SVC_BAD_CONFIG', `${where}: "${value}" is not a URL`, { cause });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new SvcError('SVC_BAD_CONFIG', `${key}: "${value}" must be an http(s) URL`);
+    throw new SvcError('SVC_BAD_CONFIG', `${where}: "${value}" must be an http(s) URL`);
   }
 }
 
@@ -89,15 +90,20 @@ export function resolveConfig(options: ResolveConfigOptions = {}): Config {
   const flags = options.flags ?? {};
   const env = options.env ?? process.env;
   const out: Record<string, unknown> = {};
+  /** Where each option's value came from, as users type it: `--port`, `SERVICE_PORT`. */
+  const from = new Map<keyof Config, string>();
   for (const spec of OPTIONS) {
     const flagValue = spec.flag === undefined ? undefined : flags[spec.flag];
     const envValue = spec.env === undefined ? undefined : env[spec.env];
     if (flagValue !== undefined && !(Array.isArray(flagValue) && flagValue.length === 0)) {
       out[spec.key] = coerce(spec, flagValue, true);
+      from.set(spec.key, sourceName(spec, true));
     } else if (envValue !== undefined && envValue !== '') {
       out[spec.key] = coerce(spec, envValue, false);
+      from.set(spec.key, sourceName(spec, false));
     } else {
       out[spec.key] = spec.default;
+      from.set(spec.key, spec.flag ? `--${spec.flag}` : `${spec.env}`);
     }
   }
   const config = out as unknown as Config;
@@ -108,14 +114,14 @@ export function resolveConfig(options: ResolveConfigOptions = {}): Config {
   config.mlcompressModel = expandHome(config.mlcompressModel.replace(/^~\/\.svc/, '<home>'), config.home);
   if (config.logFile) config.logFile = expandHome(config.logFile, config.home);
   if (config.pricingPath) config.pricingPath = expandHome(config.pricingPath, config.home);
-  checkUrl('compatApiUrl', config.compatApiUrl);
-  checkUrl('messagesApiUrl', config.messagesApiUrl);
+  checkUrl(from.get('compatApiUrl') ?? '--compat-api-url', config.compatApiUrl);
+  checkUrl(from.get('messagesApiUrl') ?? '--messages-api-url', config.messagesApiUrl);
   config.compatApiUrl = config.compatApiUrl.replace(/\/+$/, '');
   config.messagesApiUrl = config.messagesApiUrl.replace(/\/+$/, '');
   if (config.store !== undefined && !/^rediss?:\/\//.test(config.store)) {
     throw new SvcError(
       'SVC_BAD_CONFIG',
-      `--store: "${config.store.replace(/\/\/[^@/]*@/, '//***@')}" must be redis://HOST:PORT/DB or rediss://...`,
+      `${from.get('store') ?? '--store'}: "${config.store.replace(/\/\/[^@/]*@/, '//***@')}" must be redis://HOST:PORT/DB or rediss://...`,
     );
   }
   if (config.scoreWeights !== undefined) parseScoreWeights(config.scoreWeights);

@@ -1,45 +1,60 @@
-import Table from 'cli-table3';
 import type { HistoryRecord, SeriesName } from '../stats/history-record.js';
+import { type FitColumn, fitTable, hiddenNote } from './fit-table.js';
 import { usd } from './stats-rows.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/** Plain borders and headings when the output is not a terminal (a file, a pipe). */
-function style(): { style?: { head: string[]; border: string[] } } {
-  return process.stdout.isTTY ? {} : { style: { head: [], border: [] } };
+/**
+ * A period start as a reader wants it: `2026-11-24` for a midnight,
+ * `2026-11-24 13:00` otherwise (the exact ISO stamps are in --json / csv).
+ */
+export function shortTimestamp(iso: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?Z$/.exec(iso);
+  if (!m) return iso;
+  if (m[2] === '00:00' && (!m[3] || /^:00(\.0+)?$/.test(m[3]))) return m[1] ?? iso;
+  return `${m[1]} ${m[2]}${m[3] && !/^:00(\.0+)?$/.test(m[3]) ? m[3].slice(0, 3) : ''}`;
 }
 
-/** One series of the history record as a terminal table (`svc history --format table`). */
-export function historyTable(record: HistoryRecord, series: SeriesName): string {
+const FULL = 'all columns: --format csv or --json';
+
+/**
+ * One series of the history record as a terminal table (`svc history --format table`),
+ * fitted to the output width (80 columns in a pipe): running totals go first when it is narrow.
+ */
+export function historyTable(record: HistoryRecord, series: SeriesName, width?: number): string {
+  const opts = width === undefined ? {} : { width };
   if (series === 'history') {
-    const table = new Table({
-      head: ['timestamp (UTC)', 'total tokens saved', 'total saved USD'],
-      ...style(),
-    });
-    for (const c of record.history)
-      table.push([c.timestamp, int(c.total_tokens_saved), usd(c.compression_savings_usd)]);
-    return `${table.toString()}\n${record.history.length} checkpoints\n`;
+    const { text, hidden } = fitTable(
+      [
+        { head: 'time (UTC)' },
+        { head: 'total tokens saved', right: true },
+        { head: 'total saved USD', right: true },
+      ],
+      record.history.map((c) => [
+        shortTimestamp(c.timestamp),
+        int(c.total_tokens_saved),
+        usd(c.compression_savings_usd),
+      ]),
+      opts,
+    );
+    return `${text}\n${hiddenNote(hidden, FULL)}${record.history.length} checkpoints\n`;
   }
-  const table = new Table({
-    head: [
-      'period start (UTC)',
-      'tokens saved',
-      'saved USD',
-      'requests',
-      'total tokens saved',
-      'total saved USD',
-    ],
-    ...style(),
-  });
-  for (const e of record.series[series]) {
-    table.push([
-      e.timestamp,
-      int(e.tokens_saved),
-      usd(e.compression_savings_usd),
-      int(e.requests),
-      int(e.total_tokens_saved),
-      usd(e.total_compression_savings_usd),
-    ]);
-  }
-  return `${table.toString()}\n${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\n`;
+  const columns: FitColumn[] = [
+    { head: 'period start (UTC)' },
+    { head: 'tokens saved', right: true },
+    { head: 'saved USD', right: true },
+    { head: 'requests', right: true },
+    { head: 'total tokens saved', right: true, drop: 2 },
+    { head: 'total saved USD', right: true, drop: 1 },
+  ];
+  const rows = record.series[series].map((e) => [
+    shortTimestamp(e.timestamp),
+    int(e.tokens_saved),
+    usd(e.compression_savings_usd),
+    int(e.requests),
+    int(e.total_tokens_saved),
+    usd(e.total_compression_savings_usd),
+  ]);
+  const { text, hidden } = fitTable(columns, rows, opts);
+  return `${text}\n${hiddenNote(hidden, FULL)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\n`;
 }
