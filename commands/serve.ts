@@ -1,6 +1,6 @@
 import { Command } from '@oclif/core';
-import { configFlags, resolveConfig } from '../src/config/index.js';
 import { envOnlyHelp } from '../src/config/flags.js';
+import { configFlags, resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
 import { createLogger } from '../src/log.js';
 import type { createSvcServer } from '../src/server/app.js';

@@ -1,4 +1,13 @@
 import { type FitColumn, fitTable, hiddenNote } from '../ui/fit-table.js';
+import { outputWidth } from '../ui/term.js';
+
+/** The longest folder prefix (ending in "/") that every path shares, or ''. */
+function commonDir(paths: readonly string[]): string {
+  if (paths.length < 2) return '';
+  let prefix = paths[0] ?? '';
+  for (const p of paths) while (!p.startsWith(prefix)) prefix = prefix.slice(0, -1);
+  return prefix.slice(0, prefix.lastIndexOf('/') + 1);
+}
 
 /** One line of the `--summary` table. */
 export interface SummaryRow {
@@ -46,18 +55,21 @@ export function renderSummary(
 ): string {
   // Fits the width of stderr (80 columns in a pipe): the input names and transforms wrap,
   // the format column goes first when even that is not enough (it is in the JSON).
+  const totalLabel = `total: ${rows.length} file${rows.length === 1 ? '' : 's'}${options.failed ? `, ${options.failed} failed` : ''}`;
   const columns: FitColumn[] = [
-    { head: 'input', wrap: true },
+    { head: 'input', wrap: true, min: options.many ? totalLabel.length : 0 },
     { head: 'format', drop: 1 },
     { head: 'model', wrap: true },
     { head: 'before', right: true },
-    { head: 'after', right: true },
+    { head: 'after', right: true, drop: 2 },
     { head: 'saved', right: true },
-    { head: 'ratio', right: true },
+    { head: 'ratio', right: true, drop: 3 },
     { head: 'transforms', wrap: true },
   ];
+  // Several files from one folder: the folder once, under the table; each row names its file.
+  const dir = options.many ? commonDir(rows.map((r) => r.label)) : '';
   const cells = (r: SummaryRow) => [
-    r.label,
+    r.label.slice(dir.length),
     r.format,
     r.exact ? r.model : `${r.model} (est.)`,
     int(r.before),
@@ -71,9 +83,8 @@ export function renderSummary(
     const before = rows.reduce((s, r) => s + r.before, 0);
     const after = rows.reduce((s, r) => s + r.after, 0);
     const saved = rows.reduce((s, r) => s + r.saved, 0);
-    const label = `total: ${rows.length} file${rows.length === 1 ? '' : 's'}${options.failed ? `, ${options.failed} failed` : ''}`;
     body.push([
-      label,
+      totalLabel,
       '',
       '',
       int(before),
@@ -83,12 +94,12 @@ export function renderSummary(
       summarizeTransforms(rows.flatMap((r) => r.transforms)),
     ]);
   }
-  const { text, hidden } = fitTable(columns, body, {
-    stream: process.stderr,
-    ...(options.width === undefined ? {} : { width: options.width }),
-  });
+  for (const row of body) row[7] = (row[7] ?? '').replace(/(^|, )router:/g, '$1');
+  const width = options.width ?? outputWidth(process.stderr);
+  const { text, hidden } = fitTable(columns, body, { stream: process.stderr, width });
   const notes = rows.some((r) => !r.exact)
     ? '\n(est.): estimated token counts: no public tokenizer for this model'
     : '';
-  return `${text}${notes}\n${hiddenNote(hidden, 'every field is in the JSON')}`;
+  const where = dir ? `\ninputs in ${dir}` : '';
+  return `${text}${where}${notes}\n${hiddenNote(hidden, 'every field is in the JSON', width)}`;
 }

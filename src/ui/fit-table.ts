@@ -15,6 +15,8 @@ export interface FitColumn {
   wrap?: boolean;
   /** Right-align (numbers). */
   right?: boolean;
+  /** Width (characters of text) a wrapping column keeps at least. */
+  min?: number;
 }
 
 export interface FitOptions {
@@ -26,6 +28,8 @@ export interface FitOptions {
 
 export interface FittedTable {
   text: string;
+  /** The width the table was fitted to. */
+  width: number;
   /** Headings of the columns left out to fit the width. */
   hidden: string[];
 }
@@ -66,17 +70,26 @@ export function fitTable(columns: FitColumn[], rows: string[][], options: FitOpt
   const stream = options.stream ?? process.stdout;
   const width = options.width ?? outputWidth(stream);
   let keep = columns.map((_, i) => i);
-  const natural = columns.map((c, i) => Math.max(c.head.length, ...rows.map((r) => cellWidth(r[i] ?? ''))) + PAD);
+  const natural = columns.map(
+    (c, i) => Math.max(c.head.length, ...rows.map((r) => cellWidth(r[i] ?? ''))) + PAD,
+  );
   const total = (idx: number[], w: number[]) => idx.reduce((s, i) => s + (w[i] ?? 0), 0) + idx.length + 1;
   const droppable = columns
     .map((c, i) => ({ i, rank: c.drop }))
     .filter((c): c is { i: number; rank: number } => c.rank !== undefined)
     .sort((a, b) => a.rank - b.rank);
   const hidden: string[] = [];
+  // A wrapping column can shrink to its longest word (at most 24) without breaking words.
+  const longestWord = (i: number) =>
+    Math.max(0, ...rows.flatMap((r) => (r[i] ?? '').split(/\s+/).map((w) => w.length)));
+  const headFloor = (i: number) => Math.max(8, columns[i]?.head.length ?? 0, columns[i]?.min ?? 0) + PAD;
+  const wordFloor = (i: number) => Math.max(headFloor(i), Math.min(24, longestWord(i)) + PAD);
   for (const d of droppable) {
     if (total(keep, natural) <= width) break;
     // Drop only when wrapping the remaining columns could not make the table fit anyway.
-    const wrapMin = keep.map((i) => (columns[i]?.wrap ? Math.min(natural[i] ?? 0, 12 + PAD) : (natural[i] ?? 0)));
+    const wrapMin = keep.map((i) =>
+      columns[i]?.wrap ? Math.min(natural[i] ?? 0, wordFloor(i)) : (natural[i] ?? 0),
+    );
     if (total(keep, wrapMin) <= width) break;
     keep = keep.filter((i) => i !== d.i);
     hidden.push(columns[d.i]?.head ?? '');
@@ -84,19 +97,20 @@ export function fitTable(columns: FitColumn[], rows: string[][], options: FitOpt
   const widths = keep.map((i) => natural[i] ?? 0);
   let over = total(keep, natural) - width;
   if (over > 0) {
-    // Shrink wrapping columns, widest first, down to their heading or 8 characters of text.
-    const wrapping = keep
-      .map((i, k) => ({ k, floor: Math.max(8, columns[i]?.head.length ?? 0) + PAD }))
-      .filter((_, k) => columns[keep[k] ?? 0]?.wrap);
-    while (over > 0) {
-      let widest: { k: number; w: number } | undefined;
-      for (const { k, floor } of wrapping) {
-        const w = widths[k] ?? 0;
-        if (w > floor && w > (widest?.w ?? 0)) widest = { k, w };
+    // Shrink wrapping columns, widest first: first down to their longest word (so words stay
+    // whole), then down to their heading or 8 characters.
+    const wrapping = keep.map((i, k) => ({ i, k })).filter(({ i }) => columns[i]?.wrap);
+    for (const floor of [wordFloor, headFloor]) {
+      while (over > 0) {
+        let widest: { k: number; w: number } | undefined;
+        for (const { i, k } of wrapping) {
+          const w = widths[k] ?? 0;
+          if (w > floor(i) && w > (widest?.w ?? 0)) widest = { k, w };
+        }
+        if (!widest) break;
+        widths[widest.k] = widest.w - 1;
+        over--;
       }
-      if (!widest) break;
-      widths[widest.k] = widest.w - 1;
-      over--;
     }
   }
   const table = new Table({
@@ -106,13 +120,15 @@ export function fitTable(columns: FitColumn[], rows: string[][], options: FitOpt
     style: tableStyle(stream),
   });
   for (const r of rows) {
-    table.push(keep.map((i, k) => (columns[i]?.wrap ? wrapText(r[i] ?? '', (widths[k] ?? 0) - PAD) : (r[i] ?? ''))));
+    table.push(
+      keep.map((i, k) => (columns[i]?.wrap ? wrapText(r[i] ?? '', (widths[k] ?? 0) - PAD) : (r[i] ?? ''))),
+    );
   }
-  return { text: table.toString(), hidden };
+  return { text: table.toString(), hidden, width };
 }
 
 /** The note under a table that left columns out, or '' when none were. */
-export function hiddenNote(hidden: string[], fullData: string): string {
+export function hiddenNote(hidden: string[], fullData: string, width = outputWidth()): string {
   if (hidden.length === 0) return '';
-  return `(${hidden.join(', ')} left out to fit the width; ${fullData})\n`;
+  return `${wrapText(`(${hidden.join(', ')} left out to fit the width; ${fullData})`, width)}\n`;
 }

@@ -24,7 +24,11 @@ const FULL = 'all columns: --format csv or --json';
 export function historyTable(record: HistoryRecord, series: SeriesName, width?: number): string {
   const opts = width === undefined ? {} : { width };
   if (series === 'history') {
-    const { text, hidden } = fitTable(
+    const {
+      text,
+      hidden,
+      width: w,
+    } = fitTable(
       [
         { head: 'time (UTC)' },
         { head: 'total tokens saved', right: true },
@@ -37,7 +41,7 @@ export function historyTable(record: HistoryRecord, series: SeriesName, width?: 
       ]),
       opts,
     );
-    return `${text}\n${hiddenNote(hidden, FULL)}${record.history.length} checkpoints\n`;
+    return `${text}\n${hiddenNote(hidden, FULL, w)}${record.history.length} checkpoints\n`;
   }
   const columns: FitColumn[] = [
     { head: 'period start (UTC)' },
@@ -55,6 +59,6 @@ export function historyTable(record: HistoryRecord, series: SeriesName, width?: 
     int(e.total_tokens_saved),
     usd(e.total_compression_savings_usd),
   ]);
-  const { text, hidden } = fitTable(columns, rows, opts);
-  return `${text}\n${hiddenNote(hidden, FULL)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\n`;
+  const { text, hidden, width: w } = fitTable(columns, rows, opts);
+  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\n`;
 }

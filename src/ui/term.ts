@@ -7,7 +7,7 @@
 type Stream = { isTTY?: boolean; columns?: number };
 
 /** True when `stream` may carry colour codes: a terminal, NO_COLOR unset, TERM not "dumb". */
-export function useColor(
+export function colorAllowed(
   stream: Stream = process.stdout,
   env: Record<string, string | undefined> = process.env,
 ): boolean {
@@ -29,5 +29,5 @@ export function outputWidth(
 
 /** cli-table3 style: coloured heading and border only when colour is allowed. */
 export function tableStyle(stream: Stream = process.stdout): { head: string[]; border: string[] } {
-  return useColor(stream) ? { head: ['cyan'], border: ['grey'] } : { head: [], border: [] };
+  return colorAllowed(stream) ? { head: ['cyan'], border: ['grey'] } : { head: [], border: [] };
 }
