@@ -6,7 +6,7 @@
  */
 
 export type OptionKind = 'boolean' | 'integer' | 'number' | 'string' | 'list';
-export type CommandName = 'serve' | 'compress' | 'stats' | 'history' | 'retrieve' | 'toin';
+export type CommandName = 'serve' | 'compress' | 'stats' | 'history' | 'retrieve' | 'toin' | 'mcp';
 
 export interface OptionSpec {
   /** Key in `Config`. */
@@ -460,7 +460,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: undefined,
     description: 'shared state in Redis: `redis://HOST:PORT/DB` or `rediss://...`',
-    commands: ['serve', 'history'],
+    commands: ['serve', 'history', 'mcp'],
   },
   {
     key: 'storePrefix',
@@ -469,6 +469,6 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: 'svc:',
     description: 'key prefix in the shared store',
-    commands: ['serve', 'history'],
+    commands: ['serve', 'history', 'mcp'],
   },
 ];

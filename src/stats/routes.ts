@@ -13,7 +13,12 @@ import { createMetrics, type SvcMetrics } from './metrics.js';
 import { loadPricing, type PricingTable } from './pricing.js';
 import { zeroAmount } from './savings-data.js';
 import { SavingsFile } from './savings-store.js';
-import { buildStatsRecord, RECENT_HISTORY_SIZE, type StatsRecord } from './stats-record.js';
+import {
+  buildStatsRecord,
+  RECENT_HISTORY_SIZE,
+  type RetrievalCounts,
+  type StatsRecord,
+} from './stats-record.js';
 
 /** Models whose missing price has been logged (one note each, bounded). */
 const MAX_NOTED_MODELS = 100;
@@ -60,6 +65,9 @@ function subscribe(
   });
 }
 
+/** Marker redemptions per server (the `retrieved` events), shown as `/stats` `retrievals`. */
+const retrievalCounts = new WeakMap<ServerContext, RetrievalCounts>();
+
 /** `/stats` for this server: live counters, the savings file and the guards' blocks. */
 export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
   const live = ctx.liveStats ?? new LiveStats();
@@ -78,6 +86,8 @@ export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
     startedAt: ctx.startedAt,
     now: ctx.now(),
   });
+  const retrievals = retrievalCounts.get(ctx);
+  if (retrievals) record.retrievals = { ...retrievals };
   if (ctx.store) {
     const { requests, tokens, cost } = live.totals();
     record.store = {
@@ -110,6 +120,15 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
   });
   Object.assign(ctx, { pricing, liveStats: live, savings });
   subscribe(ctx, pricing, live, metrics, savings);
+  const retrievals: RetrievalCounts = { total: 0, endpoint: 0, tool: 0, not_found: 0 };
+  retrievalCounts.set(ctx, retrievals);
+  ctx.bus.on('retrieved', (e) => {
+    if (!e.found) retrievals.not_found++;
+    else {
+      retrievals.total++;
+      if (e.via === 'endpoint' || e.via === 'tool') retrievals[e.via]++;
+    }
+  });
   const fleet = ctx.store
     ? createFleetStats(ctx.store, { live, registry: metrics.registry, logger: ctx.logger })
     : undefined;

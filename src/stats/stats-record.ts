@@ -28,6 +28,11 @@ export interface StatsRecord {
   started_at: string;
   uptime_s: number;
   /**
+   * Markers redeemed through this server since it started: by its retrieval
+   * endpoint (`svc mcp`, clients) and by its own retrieval loop (`tool`).
+   */
+  retrievals?: RetrievalCounts;
+  /**
    * With `--store`: the shared store, and this replica's own session
    * counters (the top-level `requests`, `tokens` and `cost` are the fleet's).
    */
@@ -38,6 +43,14 @@ export interface StatsRecord {
     healthy: boolean;
     replica: { id: string } & Pick<LiveTotals, 'requests' | 'tokens' | 'cost'>;
   };
+}
+
+/** Counts of `retrieved` events: found ones by where they were answered, and unknown hashes. */
+export interface RetrievalCounts {
+  total: number;
+  endpoint: number;
+  tool: number;
+  not_found: number;
 }
 
 export interface StatsRecordInput {
