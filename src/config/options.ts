@@ -6,7 +6,7 @@
  */
 
 export type OptionKind = 'boolean' | 'integer' | 'number' | 'string' | 'list';
-export type CommandName = 'serve' | 'compress' | 'stats' | 'history' | 'retrieve' | 'toin' | 'mcp';
+export type CommandName = 'serve' | 'compress' | 'stats' | 'history' | 'retrieve' | 'toin' | 'mcp' | 'doctor';
 
 export interface OptionSpec {
   /** Key in `Config`. */
@@ -228,7 +228,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: 'https://api.openai.com/v1',
     description: 'upstream base URL (up to /v1) for the chat-completions format',
-    commands: SERVE,
+    commands: ['serve', 'doctor'],
   },
   {
     key: 'messagesApiUrl',
@@ -237,7 +237,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: 'https://api.anthropic.com/v1',
     description: 'upstream base URL (up to /v1) for the messages format',
-    commands: SERVE,
+    commands: ['serve', 'doctor'],
   },
   {
     key: 'upstreamTimeout',
@@ -327,7 +327,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'boolean',
     default: false,
     description: 'enable ML compression (optional dependencies)',
-    commands: ALL,
+    commands: ['serve', 'compress', 'doctor'],
   },
   {
     key: 'mlcompressDevice',
@@ -358,7 +358,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: '~/.svc/models/mlcompress',
     description: 'folder with config.json, tokenizer.json, model.onnx',
-    commands: ALL,
+    commands: ['serve', 'compress', 'doctor'],
   },
   {
     key: 'mlcompressTimeout',
@@ -460,7 +460,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: undefined,
     description: 'shared state in Redis: `redis://HOST:PORT/DB` or `rediss://...`',
-    commands: ['serve', 'history', 'mcp'],
+    commands: ['serve', 'history', 'mcp', 'doctor'],
   },
   {
     key: 'storePrefix',
@@ -469,6 +469,6 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     default: 'svc:',
     description: 'key prefix in the shared store',
-    commands: ['serve', 'history', 'mcp'],
+    commands: ['serve', 'history', 'mcp', 'doctor'],
   },
 ];
