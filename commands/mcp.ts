@@ -5,8 +5,7 @@ import { defaultStatsUrl } from '../src/stats/snapshot.js';
 
 /** `svc mcp`: an MCP server over stdio for agents that run tools themselves. */
 export default class Mcp extends Command {
-  static override summary =
-    'Run an MCP server (stdio) with the svc_retrieve, svc_compress and svc_stats tools';
+  static override summary = 'MCP server (stdio) with the svc_retrieve, svc_compress, svc_stats tools';
   static override description =
     `For agents that call tools themselves (Claude Code, Codex, any MCP client): redeem markers, compress content, read savings.
 
