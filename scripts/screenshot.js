@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Takes the dashboard screenshots for the README: `npm run screenshot` (builds first).
 // Starts the real svc server from dist/ on 127.0.0.1 with a throw-away SERVICE_HOME,
-// feeds it 120 days of synthetic traffic through its event bus (the same
+// feeds it 120 days (and, for a second set, one day) of synthetic traffic through its event bus (the same
 // `request.finished` events the proxy emits), and photographs /dashboard in
 // Debian's chromium (never a downloaded browser). Writes docs/img/dashboard-*.png.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -76,16 +76,16 @@ function event(time, rnd, overrides = {}) {
   };
 }
 
-/** About four months of traffic: busier on weekdays, growing over time, some cache hits and failures. */
-function traffic(now) {
+/** `days` of traffic: busier on weekdays, growing over time, some cache hits and failures. */
+function traffic(now, days) {
   const rnd = random(42);
   const events = [];
-  for (let hoursAgo = 120 * 24; hoursAgo >= 0; hoursAgo -= 1) {
+  for (let hoursAgo = days * 24; hoursAgo >= 0; hoursAgo -= 1) {
     const time = now - hoursAgo * HOUR;
     const day = new Date(time).getUTCDay();
     const hour = new Date(time).getUTCHours();
     const busy = (day === 0 || day === 6 ? 0.3 : 1) * (hour >= 7 && hour <= 19 ? 1 : 0.2);
-    const growth = 1 + (120 * 24 - hoursAgo) / (120 * 24);
+    const growth = 1 + (days * 24 - hoursAgo) / (days * 24);
     const count = Math.round(busy * growth * 2.5 * (0.6 + 0.4 * rnd()));
     for (let i = 0; i < count; i++) {
       const roll = rnd();
@@ -108,52 +108,61 @@ function traffic(now) {
   return events;
 }
 
-const home = await mkdtemp(join(tmpdir(), 'svc-screenshot-'));
-const profile = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
-// Upstreams on a closed loopback port: this script sends no request anywhere but svc.
-const config = resolveConfig({
-  flags: {
-    port: 0,
-    host: '127.0.0.1',
-    budget: 25,
-    'compat-api-url': 'http://127.0.0.1:9/v1',
-    'messages-api-url': 'http://127.0.0.1:9/v1',
-  },
-  env: { SERVICE_HOME: home },
-});
-// A fixed clock (a weekday afternoon, UTC) so every run draws the same pictures.
-const NOW = Date.parse('2025-06-20T16:20:00Z');
-const server = await createSvcServer({ config, logger: silentLogger, now: () => NOW });
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ARGS,
-});
-try {
-  const url = await server.listen();
-  const events = traffic(NOW);
-  for (const e of events) server.ctx.bus.emit('request.finished', e);
-  await context.route('**/*', (route) => {
-    const host = new URL(route.request().url()).hostname;
-    return host === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient');
+/**
+ * One set of pictures: `days` of history, files `docs/img/PREFIX-{wide,phone}-{light,dark}.png`.
+ * 120 days is the README's picture; one day is what every new install sees first.
+ */
+async function shoot(days, prefix) {
+  const home = await mkdtemp(join(tmpdir(), 'svc-screenshot-'));
+  const profile = await mkdtemp(join(tmpdir(), 'svc-chromium-'));
+  // Upstreams on a closed loopback port: this script sends no request anywhere but svc.
+  const config = resolveConfig({
+    flags: {
+      port: 0,
+      host: '127.0.0.1',
+      budget: 25,
+      'compat-api-url': 'http://127.0.0.1:9/v1',
+      'messages-api-url': 'http://127.0.0.1:9/v1',
+    },
+    env: { SERVICE_HOME: home },
   });
-  await mkdir(OUT, { recursive: true });
-  for (const shot of SHOTS) {
-    const page = await context.newPage();
-    await page.setViewportSize({ width: shot.width, height: shot.height });
-    await page.emulateMedia({ colorScheme: shot.colorScheme });
-    await page.goto(`${url}/dashboard`);
-    await page.locator('#chart-tokens canvas').waitFor();
-    await page.locator('#ratio-chart canvas').waitFor();
-    const file = join(OUT, `${shot.name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    console.log(`wrote ${file}`);
-    await page.close();
+  // A fixed clock (a weekday afternoon, UTC) so every run draws the same pictures.
+  const NOW = Date.parse('2025-06-20T16:20:00Z');
+  const server = await createSvcServer({ config, logger: silentLogger, now: () => NOW });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+  });
+  try {
+    const url = await server.listen();
+    const events = traffic(NOW, days);
+    for (const e of events) server.ctx.bus.emit('request.finished', e);
+    await context.route('**/*', (route) => {
+      const host = new URL(route.request().url()).hostname;
+      return host === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient');
+    });
+    await mkdir(OUT, { recursive: true });
+    for (const shot of SHOTS) {
+      const page = await context.newPage();
+      await page.setViewportSize({ width: shot.width, height: shot.height });
+      await page.emulateMedia({ colorScheme: shot.colorScheme });
+      await page.goto(`${url}/dashboard`);
+      await page.locator('#chart-tokens canvas').waitFor();
+      await page.locator('#ratio-chart canvas').waitFor();
+      const file = join(OUT, `${shot.name.replace('dashboard', prefix)}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      console.log(`wrote ${file}`);
+      await page.close();
+    }
+    console.log(`(${events.length} synthetic requests over ${days} day${days === 1 ? '' : 's'})`);
+  } finally {
+    await context.close();
+    await server.close(500);
+    await rm(home, { recursive: true, force: true });
+    await rm(profile, { recursive: true, force: true });
   }
-  console.log(`(${events.length} synthetic requests over 120 days)`);
-} finally {
-  await context.close();
-  await server.close(500);
-  await rm(home, { recursive: true, force: true });
-  await rm(profile, { recursive: true, force: true });
 }
+
+await shoot(120, 'dashboard');
+await shoot(1, 'dashboard-1day');

@@ -1,5 +1,6 @@
 // @ts-check
 /** Bar charts drawn by uPlot (served by svc from its npm package), themed from the page's CSS variables. */
+import { timeLabels, timeRange, timeTicks } from './time-axis.js';
 import uPlot from './vendor/uplot.js';
 
 /**
@@ -11,6 +12,7 @@ import uPlot from './vendor/uplot.js';
  * @property {'time' | 'category'} xKind `time`: x are UTC seconds; `category`: x are indexes into `categories`
  * @property {string[]} [categories]
  * @property {(seconds: number) => string} [formatTime] legend label of a time x
+ * @property {import('./time-axis.js').TimeUnit} [timeUnit] the period of a time x: ticks and range follow it
  * @property {number} [height]
  */
 
@@ -60,6 +62,28 @@ export function barChart(container, xs, ys, options) {
   const formatTime = options.xKind === 'time' ? options.formatTime : undefined;
   /** @type {uPlot.Axis} */
   const axisStyle = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+  const unit = options.xKind === 'time' ? options.timeUnit : undefined;
+  const Y_AXIS = 64;
+  let stride = 1;
+  /** @type {uPlot.Axis} */
+  const timeAxis = unit
+    ? {
+        ...axisStyle,
+        size: 52,
+        // Period starts aligned to the calendar, as many as fit; labels as fine as the spacing needs.
+        splits: (u, _axis, min, max) => {
+          const found = timeTicks(min, max, unit, Math.max(u.width - Y_AXIS, 50));
+          stride = found.stride;
+          return found.ticks;
+        },
+        values: (_u, splits) => {
+          const labels = timeLabels(splits, unit, stride);
+          // What the axis reads, for tests and tools (the canvas itself has no text).
+          container.dataset.xLabels = labels.map((l) => l.replace('\n', ' ')).join('|');
+          return labels;
+        },
+      }
+    : axisStyle;
   /** @type {uPlot.Options} */
   const opts = {
     width: Math.max(container.clientWidth, 200),
@@ -71,13 +95,15 @@ export function barChart(container, xs, ys, options) {
     scales: {
       x:
         options.xKind === 'time'
-          ? { time: true }
+          ? unit
+            ? { time: true, range: () => timeRange(xs, unit) }
+            : { time: true }
           : { time: false, range: [-0.5, Math.max(categories.length - 0.5, 0.5)] },
       y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
     },
     axes: [
       options.xKind === 'time'
-        ? axisStyle
+        ? timeAxis
         : {
             ...axisStyle,
             splits: () => categories.map((_, i) => i),
@@ -85,7 +111,7 @@ export function barChart(container, xs, ys, options) {
           },
       {
         ...axisStyle,
-        size: 64,
+        size: Y_AXIS,
         values: (_u, splits) => splits.map((v) => (options.formatAxis ?? options.format)(v)),
       },
     ],
@@ -123,6 +149,7 @@ export function barChart(container, xs, ys, options) {
       plot.destroy();
       container.replaceChildren();
       delete container.dataset.points;
+      delete container.dataset.xLabels;
     },
   };
 }
