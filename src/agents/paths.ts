@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'jsonc-parser';
 
 type Env = Record<string, string | undefined>;
 
@@ -48,13 +49,12 @@ export async function readText(path: string): Promise<string | undefined> {
 export async function claudeSettingsBaseUrl(env: Env = process.env): Promise<string | undefined> {
   const text = await readText(claudeSettingsPath(env)).catch(() => undefined);
   if (text === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(text) as { env?: Record<string, unknown> };
-    const v = parsed.env?.ANTHROPIC_BASE_URL;
-    return typeof v === 'string' ? v : undefined;
-  } catch {
-    return undefined;
-  }
+  // Claude Code accepts comments and trailing commas in its settings.
+  const parsed = parse(text, [], { allowTrailingComma: true }) as
+    | { env?: Record<string, unknown> }
+    | undefined;
+  const v = parsed?.env?.ANTHROPIC_BASE_URL;
+  return typeof v === 'string' ? v : undefined;
 }
 
 export interface CodexProviders {
