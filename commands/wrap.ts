@@ -11,13 +11,14 @@ export default class Wrap extends Command {
   claude  ANTHROPIC_BASE_URL=http://127.0.0.1:PORT (no /v1)
   codex   -c overrides: a model_providers.svc entry with base_url .../v1 and wire_api = "responses"
 
-Everything after the agent's name (or after --) goes to the agent. SIGTERM and SIGHUP are forwarded; the agent's exit code is svc wrap's. When the agent exits, one line on stderr says what went through svc during the run. svc setup writes the same configuration permanently.`;
+Everything after the agent's name goes to the agent (put -- before it to pass --help to the agent). SIGTERM and SIGHUP are forwarded; the agent's exit code is svc wrap's. When the agent exits, one line on stderr says what went through svc during the run. svc setup writes the same configuration permanently.`;
   static override examples = [
     '<%= config.bin %> wrap claude',
     '<%= config.bin %> wrap claude -p "summarize the failing tests"',
     '<%= config.bin %> wrap codex exec "fix the build"',
     '<%= config.bin %> wrap --url http://127.0.0.1:9000 claude -- --model sonnet',
   ];
+  static override usage = ['wrap [--url URL] claude|codex [--] [AGENT ARGS...]'];
   static override strict = false;
   // Parsed by hand: every flag after the agent's name belongs to the agent.
   static override flags = {};
@@ -54,6 +55,13 @@ Everything after the agent's name (or after --) goes to the agent. SIGTERM and S
     let target = (url ?? defaultStatsUrl(config)).replace(/\/+$/, '');
     if (!URL.canParse(target) || !/^https?:$/.test(new URL(target).protocol)) {
       this.error(`--url: "${target}" is not an http(s) URL`, { exit: 2 });
+    }
+    const launch = agentLaunch(agent, 'http://127.0.0.1', argv);
+    const { findOnPath } = await import('../src/agents/paths.js');
+    if (!findOnPath(launch.command, process.env.PATH)) {
+      const hint =
+        agent === 'claude' ? 'npm install -g @anthropic-ai/claude-code' : 'npm install -g @openai/codex';
+      this.error(`${launch.command} was not found on PATH; install it: ${hint}`, { exit: 127 });
     }
     let own: Awaited<ReturnType<typeof startOwnServer>> | undefined;
     if (!(await svcAnswers(target))) {

@@ -1,6 +1,7 @@
+import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { parse } from 'jsonc-parser';
 
 type Env = Record<string, string | undefined>;
@@ -93,4 +94,21 @@ export function readCodexProviders(toml: string): CodexProviders {
     }
   }
   return { modelProvider, providers };
+}
+
+/** The executable `command` resolves to (a path, or a name looked up in `PATH`), or undefined. */
+export function findOnPath(command: string, path = process.env.PATH ?? ''): string | undefined {
+  const runnable = (p: string) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return runnable(command) ? command : undefined;
+  for (const dir of path.split(delimiter)) {
+    if (dir && runnable(join(dir, command))) return join(dir, command);
+  }
+  return undefined;
 }

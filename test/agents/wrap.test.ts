@@ -106,7 +106,10 @@ describe('svc wrap', () => {
       const missing = await wrap(['claude'], home, { ...env, SVC_CLAUDE_BIN: join(bin, 'nope') });
       expect(missing.code).toBe(127);
       expect(missing.stderr).toMatch(
-        /not found on PATH; install it: npm install -g\s+(›\s+)?@anthropic-ai\/claude-code/,
+        /not found on PATH; install it:\s+(›\s+)?npm install -g\s+(›\s+)?@anthropic-ai\/claude-code/,
+      );
+      // Checked before anything starts: no server for an agent that cannot run.
+      expect(missing.stderr).not.toContain('started svc serve'); install it: npm install -g\s+(›\s+)?@anthropic-ai\/claude-code/,
       );
     } finally {
       rmSync(bin, { recursive: true, force: true });
