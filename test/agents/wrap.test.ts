@@ -109,8 +109,7 @@ describe('svc wrap', () => {
         /not found on PATH; install it:\s+(›\s+)?npm install -g\s+(›\s+)?@anthropic-ai\/claude-code/,
       );
       // Checked before anything starts: no server for an agent that cannot run.
-      expect(missing.stderr).not.toContain('started svc serve'); install it: npm install -g\s+(›\s+)?@anthropic-ai\/claude-code/,
-      );
+      expect(missing.stderr).not.toContain('started svc serve');
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
