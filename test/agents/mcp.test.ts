@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../cli/helpers.js';
+import { startTestRedis } from '../helpers/redis-server.js';
 import {
   bigToolOutput,
   childEnv,
@@ -148,6 +149,49 @@ describe('svc mcp', () => {
     } finally {
       await client.close();
       rmSync(local, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('with --store and no server answering: redeems a marker of svc serve --store from Redis', async () => {
+    const redis = await startTestRedis();
+    const shared = mkdtempSync(join(tmpdir(), 'svc-mcp-redis-'));
+    let replica: ServeProcess | undefined;
+    try {
+      replica = await startServe(shared, [
+        '--store',
+        redis.url,
+        '--messages-api-url',
+        `${upstream.url}/v1`,
+        '--compat-api-url',
+        `${upstream.url}/v1`,
+      ]);
+      const res = await fetch(`${replica.url}/v1/compress`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: messagesWithToolOutput() }),
+      });
+      const { ccr_hashes } = (await res.json()) as { ccr_hashes: string[] };
+      expect(ccr_hashes.length).toBeGreaterThan(0);
+      await replica.stop();
+      replica = undefined;
+      // Another machine's view: no server, its own empty SERVICE_HOME, only the shared store.
+      const other = mkdtempSync(join(tmpdir(), 'svc-mcp-redis-other-'));
+      const client = await connect(other, ['--url', 'http://127.0.0.1:9', '--store', redis.url]);
+      try {
+        const got = await client.callTool({
+          name: 'svc_retrieve',
+          arguments: { hash: ccr_hashes[0] as string },
+        });
+        expect(got.isError, textOf(got)).toBeFalsy();
+        expect(textOf(got)).toContain('expected 3 to equal 4');
+      } finally {
+        await client.close();
+        rmSync(other, { recursive: true, force: true });
+      }
+    } finally {
+      await replica?.stop();
+      await redis.destroy();
+      rmSync(shared, { recursive: true, force: true });
     }
   }, 60_000);
 });
