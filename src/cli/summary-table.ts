@@ -64,7 +64,7 @@ export function renderSummary(
     { head: 'after', right: true, drop: 2 },
     { head: 'saved', right: true },
     { head: 'ratio', right: true, drop: 3 },
-    { head: 'transforms', wrap: true },
+    { head: 'transforms', wrap: true, breakAt: ', ' },
   ];
   // Several files from one folder: the folder once, under the table; each row names its file.
   const dir = options.many ? commonDir(rows.map((r) => r.label)) : '';

@@ -17,6 +17,8 @@ export interface FitColumn {
   right?: boolean;
   /** Width (characters of text) a wrapping column keeps at least. */
   min?: number;
+  /** Where a wrapping cell may break (default a space): `', '` keeps list items such as `json x3` whole. */
+  breakAt?: string;
 }
 
 export interface FitOptions {
@@ -36,15 +38,21 @@ export interface FittedTable {
 
 const PAD = 2; // cli-table3: one space each side of a cell
 
-/** Breaks `text` into lines of at most `width` characters, at spaces when it can. */
-export function wrapText(text: string, width: number): string {
+/**
+ * Breaks `text` into lines of at most `width` characters, at `breakAt` (a
+ * space by default) when it can; the separator's trailing spaces go at the line end.
+ */
+export function wrapText(text: string, width: number, breakAt = ' '): string {
   const out: string[] = [];
+  const joint = breakAt.trimEnd();
+  const gap = breakAt.slice(joint.length);
   for (const paragraph of text.split('\n')) {
     let line = '';
-    for (const word of paragraph.split(' ')) {
+    const words = paragraph.split(breakAt).map((w, i, all) => (i < all.length - 1 ? w + joint : w));
+    for (const word of words) {
       let w = word;
-      if (line.length > 0 && line.length + 1 + w.length <= width) {
-        line += ` ${w}`;
+      if (line.length > 0 && line.length + gap.length + w.length <= width) {
+        line += `${gap}${w}`;
         continue;
       }
       if (line.length > 0) out.push(line);
@@ -81,7 +89,12 @@ export function fitTable(columns: FitColumn[], rows: string[][], options: FitOpt
   const hidden: string[] = [];
   // A wrapping column can shrink to its longest word (at most 24) without breaking words.
   const longestWord = (i: number) =>
-    Math.max(0, ...rows.flatMap((r) => (r[i] ?? '').split(/\s+/).map((w) => w.length)));
+    Math.max(
+      0,
+      ...rows.flatMap((r) =>
+        (r[i] ?? '').split(columns[i]?.breakAt ?? /\s+/).map((w) => w.length + (columns[i]?.breakAt ? 1 : 0)),
+      ),
+    );
   const headFloor = (i: number) => Math.max(8, columns[i]?.head.length ?? 0, columns[i]?.min ?? 0) + PAD;
   const wordFloor = (i: number) => Math.max(headFloor(i), Math.min(24, longestWord(i)) + PAD);
   for (const d of droppable) {
@@ -121,7 +134,9 @@ export function fitTable(columns: FitColumn[], rows: string[][], options: FitOpt
   });
   for (const r of rows) {
     table.push(
-      keep.map((i, k) => (columns[i]?.wrap ? wrapText(r[i] ?? '', (widths[k] ?? 0) - PAD) : (r[i] ?? ''))),
+      keep.map((i, k) =>
+        columns[i]?.wrap ? wrapText(r[i] ?? '', (widths[k] ?? 0) - PAD, columns[i]?.breakAt) : (r[i] ?? ''),
+      ),
     );
   }
   return { text: table.toString(), hidden, width };

@@ -153,6 +153,8 @@ describe('CLI conventions', () => {
     expect(tooWide(narrow.text, 40)).toEqual([]);
     expect(narrow.text.replace(/[│\s]/g, '')).toContain('a-very-long');
     expect(wrapText('abc defgh ijklmnopqrstu', 5)).toBe('abc\ndefgh\nijklm\nnopqr\nstu');
+    // List items stay whole: a break only after a comma.
+    expect(wrapText('json x6, log x6, search x4', 12, ', ')).toBe('json x6,\nlog x6,\nsearch x4');
     expect(shortTimestamp('2026-11-24T00:00:00.000Z')).toBe('2026-11-24');
     expect(shortTimestamp('2026-11-24T13:00:00.000Z')).toBe('2026-11-24 13:00');
   });
