@@ -193,7 +193,7 @@ async function codexCheck(o: DoctorOptions): Promise<Check> {
 }
 
 async function mlCheck(config: Config): Promise<Check> {
-  const { mlPreflight } = await import('../ml/detect.js');
+  const { ML_INSTALL_HINT, mlPreflight } = await import('../ml/detect.js');
   const line = mlPreflight({
     enabled: true,
     device: config.mlcompressDevice,
@@ -202,7 +202,7 @@ async function mlCheck(config: Config): Promise<Check> {
   });
   if (!line) return ok('ml compression', `runtime installed, model in ${config.mlcompressModel}`);
   const fix = line.text.includes('not installed')
-    ? 'npm install onnxruntime-node @huggingface/tokenizers (optional dependencies)'
+    ? ML_INSTALL_HINT
     : `put config.json, tokenizer.json and model.onnx in ${config.mlcompressModel} (or set SERVICE_MLCOMPRESS_MODEL)`;
   return fail('ml compression', line.text.replace(/^ML compression: /, ''), fix);
 }
