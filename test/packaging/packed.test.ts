@@ -76,7 +76,10 @@ function scratchLock(rootPkg: Record<string, unknown>, clientPkg: Record<string,
 
 beforeAll(() => {
   // `npm test` builds first (pretest); when this file runs alone, build now.
-  if (!existsSync(join(ROOT, 'dist/vendor/o200k_base.js')) || !existsSync(join(ROOT, 'packages/client/dist'))) {
+  if (
+    !existsSync(join(ROOT, 'dist/vendor/o200k_base.js')) ||
+    !existsSync(join(ROOT, 'packages/client/dist'))
+  ) {
     run('npm', ['run', 'build'], ROOT);
   }
   scratch = mkdtempSync(join(tmpdir(), 'svc-packed-'));
@@ -110,10 +113,19 @@ describe('the packed packages, installed as a user installs them', () => {
     const installed = (name: string) => existsSync(join(scratch, 'node_modules', name));
     expect(installed('svc-proxy/dist/src/index.js')).toBe(true);
     expect(installed('svc-proxy/dist/vendor/o200k_base.js')).toBe(true);
-    for (const name of ['typescript', 'vitest', 'gpt-tokenizer', 'tiktoken', 'onnxruntime-node', 'rolldown']) {
+    for (const name of [
+      'typescript',
+      'vitest',
+      'gpt-tokenizer',
+      'tiktoken',
+      'onnxruntime-node',
+      'rolldown',
+    ]) {
       expect(installed(name), name).toBe(false);
     }
-    const client = JSON.parse(readFileSync(join(scratch, 'node_modules/svc-proxy-client/package.json'), 'utf8'));
+    const client = JSON.parse(
+      readFileSync(join(scratch, 'node_modules/svc-proxy-client/package.json'), 'utf8'),
+    );
     expect(client.dependencies ?? {}).toEqual({});
   });
 
@@ -147,6 +159,31 @@ describe('the packed packages, installed as a user installs them', () => {
     expect(out.entries).toBeGreaterThan(0);
     expect(out.markers).toBeGreaterThan(0);
   });
+
+  it('`svc serve --mlcompress` without the ML runtime: serves, and its warning names the install command', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-packed-ml-'));
+    const child = spawn(
+      join(scratch, 'node_modules/.bin/svc'),
+      ['serve', '--port', '0', '--mlcompress', '--no-telemetry'],
+      {
+        cwd: scratch,
+        env: { ...process.env, SERVICE_HOME: home },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    children.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    await until(() => /listening on/.test(stderr) || child.exitCode !== null, 20_000);
+    expect(stderr).toMatch(/listening on/);
+    expect(stderr).toContain(
+      'runtime is not installed; running without it. Install with: ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node @huggingface/tokenizers',
+    );
+    child.kill('SIGTERM');
+    rmSync(home, { recursive: true, force: true });
+  }, 30_000);
 
   it("the client's compress() works against the installed `svc serve`", async () => {
     const upstream = await startMockUpstream(() => undefined);
