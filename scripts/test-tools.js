@@ -42,17 +42,26 @@ if (!mayInstall) {
   process.exit(1);
 }
 
-console.error(`npm test: installing Debian's ${pkgs.join(' ')} for ${missing.map((t) => t.why).join(' and ')}`);
+console.error(
+  `npm test: installing Debian's ${pkgs.join(' ')} for ${missing.map((t) => t.why).join(' and ')}`,
+);
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', ...pkgs]]) {
+for (const args of [
+  ['update', '-qq'],
+  ['install', '-y', '-qq', '--no-install-recommends', ...pkgs],
+]) {
   const run = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
   if (run.status !== 0) {
-    console.error(`npm test: apt-get ${args[0]} failed (exit ${run.status}); install ${pkgs.join(' ')} by hand.`);
+    console.error(
+      `npm test: apt-get ${args[0]} failed (exit ${run.status}); install ${pkgs.join(' ')} by hand.`,
+    );
     process.exit(1);
   }
 }
 const still = missing.filter((t) => !onPath(t.command));
 if (still.length > 0) {
-  console.error(`npm test: ${still.map((t) => t.command).join(' and ')} still not on PATH after the install.`);
+  console.error(
+    `npm test: ${still.map((t) => t.command).join(' and ')} still not on PATH after the install.`,
+  );
   process.exit(1);
 }

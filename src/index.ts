@@ -16,7 +16,6 @@ export {
   type EngineOptions,
   TRANSFORMS,
 } from './engine/index.js';
-export * from './engine/types.js';
 export {
   formatMarker,
   hasMarker,
@@ -26,4 +25,5 @@ export {
   RETRIEVE_TOOL_NAME,
 } from './engine/markers.js';
 export { encodingForModel, tokenizerFor } from './engine/tokens.js';
+export * from './engine/types.js';
 export { FORMATS, type ProviderFormat } from './formats/index.js';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { countTokens as countO200k } from '#tokenizer/o200k';
 import { LRUCache } from 'lru-cache';
+import { countTokens as countO200k } from '#tokenizer/o200k';
 import type { ChatMessage, Tokenizer } from './types.js';
 
 /**

@@ -23,7 +23,6 @@ interface InitData {
   maxBatch: number;
 }
 
-
 const MAX_TOKENS = 512;
 
 /** True when onnxruntime-node ships its CUDA provider library (it does not with ONNXRUNTIME_NODE_INSTALL=skip). */

@@ -49,7 +49,8 @@ beforeAll(() => {
   } catch {
     fresh = false;
   }
-  if (!fresh) execFileSync('npx', ['tsc', '-p', 'packages/client/tsconfig.json'], { cwd: ROOT, stdio: 'ignore' });
+  if (!fresh)
+    execFileSync('npx', ['tsc', '-p', 'packages/client/tsconfig.json'], { cwd: ROOT, stdio: 'ignore' });
   work = mkdtempSync(join(tmpdir(), 'svc-client-deps-'));
   writeFileSync(
     join(work, 'hooks.mjs'),
@@ -95,9 +96,7 @@ function loadedBy(specifier: string): { loaded: string[]; exports: string[] } {
 
 function serverDepsIn(loaded: string[]): string[] {
   return loaded.filter(
-    (url) =>
-      SERVER_DEPS.some((dep) => url.includes(`/node_modules/${dep}/`)) ||
-      /\/dist\/src\//.test(url),
+    (url) => SERVER_DEPS.some((dep) => url.includes(`/node_modules/${dep}/`)) || /\/dist\/src\//.test(url),
   );
 }
 
