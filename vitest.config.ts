@@ -1,14 +1,12 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
 // `svc-source`: package.json "imports" resolve to gpt-tokenizer itself rather
 // than the bundles the build writes to dist/vendor, so tests of src/ need no
-// build. Vite's resolver and Node's own (createRequire in the workers) both
-// get the condition.
-const CONDITIONS = ['svc-source', 'node', 'import', 'module', 'default'];
-
+// build. Vite's resolver (added to its defaults) and Node's own (externalized
+// packages, createRequire in the workers) both get the condition.
 export default defineConfig({
-  resolve: { conditions: CONDITIONS },
-  ssr: { resolve: { conditions: CONDITIONS, externalConditions: ['svc-source'] } },
+  ssr: { resolve: { conditions: ['svc-source', ...defaultServerConditions] } },
   test: {
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx', 'src/**/*.test.ts'],
     testTimeout: 30_000,
