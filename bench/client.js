@@ -2,8 +2,8 @@
 // request and splicing a compressed result back, for a small and a large
 // conversation. Runs against dist/ (build first: npm run build).
 // Usage: node bench/client.js
-import { anthropicView } from '../dist/src/client/convert-anthropic.js';
-import { spliceResult, viewMessages } from '../dist/src/client/splice.js';
+import { anthropicView } from '../packages/client/dist/convert-anthropic.js';
+import { spliceResult, viewMessages } from '../packages/client/dist/splice.js';
 
 function conversation(turns, outputChars) {
   const messages = [];

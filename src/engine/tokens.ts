@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { LRUCache } from 'lru-cache';
+import { countTokens as countO200k } from '#tokenizer/o200k';
 import type { ChatMessage, Tokenizer } from './types.js';
 
 /**
- * Token counting per model family, with gpt-tokenizer: `bench/tokenizers.js`
+ * Token counting per model family, with gpt-tokenizer (bundled into
+ * dist/vendor at build: `scripts/bundle-vendor.js`): `bench/tokenizers.js`
  * measures it against tiktoken (the design card's choice) on the same texts;
  * both give identical counts and gpt-tokenizer is several times faster once
  * warm, so it is the one behind this module.
@@ -71,7 +72,7 @@ let cl100k: CountTokens | undefined;
 function countCl100k(text: string): number {
   if (!cl100k) {
     const require = createRequire(import.meta.url);
-    const mod = require('gpt-tokenizer/cjs/encoding/cl100k_base') as { countTokens: CountTokens };
+    const mod = require('#tokenizer/cl100k') as { countTokens: CountTokens };
     cl100k = mod.countTokens;
   }
   return cl100k(text);

@@ -1,9 +1,6 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { z } from 'zod';
 import { openFileCcrStore } from '../ccr/index.js';
 import { retrieve } from '../ccr/retrieve.js';
 import type { CcrStore } from '../ccr/store.js';
@@ -12,6 +9,7 @@ import { isSvcError } from '../errors.js';
 import { loadStatsSnapshot } from '../stats/snapshot.js';
 import { openToinStore } from '../toin/store.js';
 import { VERSION } from '../version.js';
+import { McpServer, StdioServerTransport, z } from './sdk.js';
 
 /** What `svc mcp` works with. */
 export interface McpOptions {
@@ -233,10 +231,10 @@ export function createMcpServer(options: McpOptions): McpServer {
       description:
         'Returns the original content that svc replaced by a marker such as "[svc: 87 items omitted; retrieve with svc_retrieve hash=3fa9c2e1b4d5a6f7c8d9e0a1]". ' +
         'With a query, only the matching items or lines: words, "phrases", field=value.',
-      inputSchema: {
+      inputSchema: z.object({
         hash: z.string().describe('the hash of the marker (24 hex digits)'),
         query: z.string().optional().describe('keep only matching items or lines'),
-      },
+      }),
       annotations: { readOnlyHint: true },
     },
     async ({ hash, query }) => retrieveTool(options, hash, query),
@@ -248,14 +246,14 @@ export function createMcpServer(options: McpOptions): McpServer {
       description:
         'Compresses chat messages (tool outputs: JSON, logs, search results, diffs, code) or a piece of text the way the svc proxy does, ' +
         'and returns the compression result: messages (or text), tokens before and after, and the CCR hashes of what was removed.',
-      inputSchema: {
+      inputSchema: z.object({
         messages: z
           .array(z.record(z.string(), z.unknown()))
           .optional()
           .describe('chat messages: {role, content, tool_calls?, tool_call_id?}'),
         text: z.string().optional().describe('a tool output or document to compress (instead of messages)'),
         model: z.string().optional().describe('model for token counting (default gpt-4o)'),
-      },
+      }),
     },
     async (input) => compressTool(options, input),
   );
@@ -265,7 +263,7 @@ export function createMcpServer(options: McpOptions): McpServer {
       title: 'svc savings statistics',
       description:
         "The running svc server's statistics (requests, tokens saved, cost), or the lifetime savings when no server answers.",
-      inputSchema: {},
+      inputSchema: z.object({}),
       annotations: { readOnlyHint: true },
     },
     async () => statsTool(options),

@@ -9,15 +9,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { WorkerReply, WorkerRequest } from './protocol.js';
+import {
+  type HfTokenizersModule,
+  importOptional,
+  type OrtModule,
+  type OrtSession,
+  type OrtTensor,
+} from './runtime-types.js';
 
 interface InitData {
   modelDir: string;
   device: 'auto' | 'cuda' | 'cpu' | 'mps';
   maxBatch: number;
 }
-
-type Ort = typeof import('onnxruntime-node');
-type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>;
 
 const MAX_TOKENS = 512;
 
@@ -44,15 +48,15 @@ function providersFor(device: InitData['device']): string[][] {
 }
 
 async function load(data: InitData) {
-  const ort: Ort = await import('onnxruntime-node');
-  const { Tokenizer } = await import('@huggingface/tokenizers');
+  const ort = await importOptional<OrtModule>('onnxruntime-node');
+  const { Tokenizer } = await importOptional<HfTokenizersModule>('@huggingface/tokenizers');
   const tokenizerJson = JSON.parse(await readFile(join(data.modelDir, 'tokenizer.json'), 'utf8'));
   const config = JSON.parse(await readFile(join(data.modelDir, 'config.json'), 'utf8')) as {
     label2id?: Record<string, number>;
   };
   const tokenizer = new Tokenizer(tokenizerJson, {});
   const modelBytes = await readFile(join(data.modelDir, 'model.onnx'));
-  let session: Session | undefined;
+  let session: OrtSession | undefined;
   let provider = 'cpu';
   const errors: string[] = [];
   for (const eps of providersFor(data.device)) {
@@ -127,7 +131,7 @@ async function classify(m: Loaded, pieces: string[][], maxBatch: number): Promis
       for (let i = 0; i <= t; i++) mask[base + i] = 1n;
       owner.push(map);
     });
-    const feeds: Record<string, InstanceType<Loaded['ort']['Tensor']>> = {
+    const feeds: Record<string, OrtTensor> = {
       input_ids: new m.ort.Tensor('int64', input, [batch.length, seq]),
       attention_mask: new m.ort.Tensor('int64', mask, [batch.length, seq]),
     };

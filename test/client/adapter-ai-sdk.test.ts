@@ -1,8 +1,8 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, type ModelMessage, streamText, wrapLanguageModel } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compressionMiddleware, withCompression } from '../../src/client/adapters/ai-sdk.js';
-import type { CompressResult } from '../../src/client/types.js';
+import { compressionMiddleware, withCompression } from '../../packages/client/src/adapters/ai-sdk.js';
+import type { CompressResult } from '../../packages/client/src/types.js';
 import { LONG_LOG, LONG_TOOL_OUTPUT } from './fixtures.js';
 import { closedPortUrl, type MockServer, squeeze, startSqueezingSvc } from './helpers.js';
 import { startOpenAiUpstream } from './providers.js';

@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withCompression } from '../../src/client/adapters/anthropic.js';
-import { anthropicView } from '../../src/client/convert-anthropic.js';
-import { SvcClientError, SvcCompressError } from '../../src/client/index.js';
-import { viewMessages } from '../../src/client/splice.js';
-import type { CompressResult } from '../../src/client/types.js';
+import { withCompression } from '../../packages/client/src/adapters/anthropic.js';
+import { anthropicView } from '../../packages/client/src/convert-anthropic.js';
+import { SvcClientError, SvcCompressError } from '../../packages/client/src/index.js';
+import { viewMessages } from '../../packages/client/src/splice.js';
+import type { CompressResult } from '../../packages/client/src/types.js';
 import { anthropicRequest, LONG_LOG, LONG_TOOL_OUTPUT } from './fixtures.js';
 import { type MockServer, sendJson, squeeze, startMock, startSqueezingSvc, wireResult } from './helpers.js';
 import { startAnthropicUpstream } from './providers.js';

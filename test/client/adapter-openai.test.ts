@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withCompression } from '../../src/client/adapters/openai.js';
-import { SvcAuthError, SvcConnectionError } from '../../src/client/index.js';
-import type { CompressResult } from '../../src/client/types.js';
+import { withCompression } from '../../packages/client/src/adapters/openai.js';
+import { SvcAuthError, SvcConnectionError } from '../../packages/client/src/index.js';
+import type { CompressResult } from '../../packages/client/src/types.js';
 import { LONG_LOG, LONG_TOOL_OUTPUT } from './fixtures.js';
 import {
   closedPortUrl,

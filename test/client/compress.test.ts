@@ -10,7 +10,7 @@ import {
   SvcCompressError,
   SvcConnectionError,
   SvcNotFoundError,
-} from '../../src/client/index.js';
+} from '../../packages/client/src/index.js';
 import { closedPortUrl, type MockServer, sendJson, startMock, wireResult } from './helpers.js';
 
 const MESSAGES = [

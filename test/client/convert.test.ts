@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { aiSdkView } from '../../src/client/convert-ai-sdk.js';
-import { anthropicView } from '../../src/client/convert-anthropic.js';
-import { spliceResult, viewMessages } from '../../src/client/splice.js';
-import type { ChatMessage } from '../../src/client/types.js';
+import { aiSdkView } from '../../packages/client/src/convert-ai-sdk.js';
+import { anthropicView } from '../../packages/client/src/convert-anthropic.js';
+import { spliceResult, viewMessages } from '../../packages/client/src/splice.js';
+import type { ChatMessage } from '../../packages/client/src/types.js';
 import { aiSdkPrompt, anthropicRequest, LONG_LOG, LONG_TOOL_OUTPUT } from './fixtures.js';
 import { squeeze, squeezeToolMessages } from './helpers.js';
 

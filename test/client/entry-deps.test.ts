@@ -42,14 +42,15 @@ let work: string;
 
 beforeAll(() => {
   // `npm test` builds first (pretest); when this file runs alone, build a stale dist.
-  const built = join(ROOT, 'dist/src/client/index.js');
+  const built = join(ROOT, 'packages/client/dist/index.js');
   let fresh = false;
   try {
-    fresh = statSync(built).mtimeMs >= newestMtime(join(ROOT, 'src/client'));
+    fresh = statSync(built).mtimeMs >= newestMtime(join(ROOT, 'packages/client/src'));
   } catch {
     fresh = false;
   }
-  if (!fresh) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
+  if (!fresh)
+    execFileSync('npx', ['tsc', '-p', 'packages/client/tsconfig.json'], { cwd: ROOT, stdio: 'ignore' });
   work = mkdtempSync(join(tmpdir(), 'svc-client-deps-'));
   writeFileSync(
     join(work, 'hooks.mjs'),
@@ -95,15 +96,13 @@ function loadedBy(specifier: string): { loaded: string[]; exports: string[] } {
 
 function serverDepsIn(loaded: string[]): string[] {
   return loaded.filter(
-    (url) =>
-      SERVER_DEPS.some((dep) => url.includes(`/node_modules/${dep}/`)) ||
-      (/\/dist\/src\//.test(url) && !/\/dist\/src\/client\//.test(url)),
+    (url) => SERVER_DEPS.some((dep) => url.includes(`/node_modules/${dep}/`)) || /\/dist\/src\//.test(url),
   );
 }
 
 describe('client entries load none of the server dependencies', () => {
-  it('svc/client: only its own files, no package and no node: built-in at all', () => {
-    const { loaded, exports } = loadedBy('svc/client');
+  it('svc-proxy-client: only its own files, no package and no node: built-in at all', () => {
+    const { loaded, exports } = loadedBy('svc-proxy-client');
     expect(exports).toEqual(
       expect.arrayContaining([
         'CompressionClient',
@@ -114,13 +113,13 @@ describe('client entries load none of the server dependencies', () => {
       ]),
     );
     const files = loaded.filter((u) => u.startsWith('file:'));
-    expect(files.some((u) => u.endsWith('/dist/src/client/index.js'))).toBe(true);
-    expect(files.every((u) => u.includes('/dist/src/client/'))).toBe(true);
+    expect(files.some((u) => u.endsWith('/packages/client/dist/index.js'))).toBe(true);
+    expect(files.every((u) => u.includes('/packages/client/dist/'))).toBe(true);
     expect(loaded.filter((u) => u.startsWith('node:') && u !== 'node:module' && u !== 'node:fs')).toEqual([]);
     expect(serverDepsIn(loaded)).toEqual([]);
   });
 
-  for (const entry of ['svc/client/openai', 'svc/client/anthropic']) {
+  for (const entry of ['svc-proxy-client/openai', 'svc-proxy-client/anthropic']) {
     it(`${entry}: no SDK and no server dependency is loaded`, () => {
       const { loaded, exports } = loadedBy(entry);
       expect(exports).toContain('withCompression');
@@ -129,9 +128,9 @@ describe('client entries load none of the server dependencies', () => {
     });
   }
 
-  it('svc/client/ai-sdk: loads `ai` (the user brings it) but no server dependency', () => {
+  it('svc-proxy-client/ai-sdk: loads `ai` (the user brings it) but no server dependency', () => {
     // (`ai` brings its own small dependencies, eventsource-parser among them; those are not the server's.)
-    const { loaded, exports } = loadedBy('svc/client/ai-sdk');
+    const { loaded, exports } = loadedBy('svc-proxy-client/ai-sdk');
     expect(exports).toEqual(['compressionMiddleware', 'withCompression']);
     expect(loaded.some((u) => u.includes('/node_modules/ai/'))).toBe(true);
     expect(serverDepsIn(loaded)).toEqual([]);

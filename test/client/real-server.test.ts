@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { withCompression as withAnthropicCompression } from '../../src/client/adapters/anthropic.js';
-import { withCompression as withOpenAiCompression } from '../../src/client/adapters/openai.js';
+import { withCompression as withAnthropicCompression } from '../../packages/client/src/adapters/anthropic.js';
+import { withCompression as withOpenAiCompression } from '../../packages/client/src/adapters/openai.js';
 import {
   CompressionClient,
   compress,
@@ -19,7 +19,7 @@ import {
   type SvcClientError,
   SvcCompressError,
   SvcConnectionError,
-} from '../../src/client/index.js';
+} from '../../packages/client/src/index.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer } from '../../src/server/app.js';

@@ -1,10 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMarkers } from '../../src/engine/markers.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc } from '../server/helpers.js';
+import { type MockUpstream, replyJson, startMockUpstream, startSvc, until } from '../server/helpers.js';
 
 let dir: string;
 let modelDir: string;
@@ -91,6 +91,38 @@ describe('--mlcompress through the proxy', () => {
       await svc.close();
     }
   });
+});
+
+describe('svc serve --mlcompress (the built CLI, runtime installed, model given)', () => {
+  it('prints the enabled line with the device it got', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-mlserve-'));
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/run.js',
+        'serve',
+        '--port',
+        '0',
+        '--mlcompress',
+        '--mlcompress-model',
+        modelDir,
+        '--no-telemetry',
+      ],
+      { env: { ...process.env, SERVICE_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    try {
+      await until(() => /listening on/.test(stderr) || child.exitCode !== null, 20_000);
+      await until(() => /ML compression: enabled/.test(stderr) || child.exitCode !== null, 20_000);
+      expect(stderr).toMatch(/ML compression: enabled \(device=cpu, rate=[\d.]+\)/);
+    } finally {
+      child.kill('SIGTERM');
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 45_000);
 });
 
 describe('svc compress --mlcompress', () => {

@@ -5,7 +5,7 @@
  *
  * @example
  * import { generateText } from 'ai';
- * import { withCompression } from 'svc/client/ai-sdk';
+ * import { withCompression } from 'svc-proxy-client/ai-sdk';
  * const model = withCompression(openai('gpt-4o'));
  * const { text } = await generateText({ model, messages });
  */

@@ -9,7 +9,7 @@
  *
  * @example
  * import Anthropic from '@anthropic-ai/sdk';
- * import { withCompression } from 'svc/client/anthropic';
+ * import { withCompression } from 'svc-proxy-client/anthropic';
  * const anthropic = withCompression(new Anthropic());
  * await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages });
  */

@@ -5,7 +5,7 @@
  *
  * @example
  * import OpenAI from 'openai';
- * import { withCompression } from 'svc/client/openai';
+ * import { withCompression } from 'svc-proxy-client/openai';
  * const openai = withCompression(new OpenAI(), { model: 'gpt-4o' });
  * await openai.chat.completions.create({ model: 'gpt-4o', messages });
  */

@@ -4,10 +4,10 @@
  * server is loaded: this entry uses only the global `fetch`.
  *
  * Adapters live in their own entries so no SDK is loaded unless asked for:
- * `svc/client/ai-sdk`, `svc/client/openai`, `svc/client/anthropic`.
+ * `svc-proxy-client/ai-sdk`, `svc-proxy-client/openai`, `svc-proxy-client/anthropic`.
  *
  * @example
- * import { compress } from 'svc/client';
+ * import { compress } from 'svc-proxy-client';
  * const { messages, tokensSaved, compressed } = await compress(history, { model: 'gpt-4o' });
  */
 export { CompressionClient, compress } from './core.js';
