@@ -5,7 +5,7 @@ import type { CcrStore } from '../ccr/store.js';
 import { resolveConfig } from '../config/resolve.js';
 import { isContentHash } from '../engine/hash.js';
 import { isSvcError } from '../errors.js';
-import { queryFields } from '../server/retrieve.js';
+import { queryFields } from '../server/routes/retrieve.js';
 import { openToinStore } from '../toin/store.js';
 
 export interface RetrieveOptions {

@@ -1,9 +1,9 @@
 import { badBody, intField, isObject } from './body.js';
-import { chatFormat } from './chat.js';
-import { messagesFormat } from './messages.js';
+import { chatFormat } from './chat/request.js';
+import { messagesFormat } from './messages/request.js';
 import type { ParsedRequest, ProviderFormat } from './types.js';
 
-export { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
+export { applyJsonEdits, JsonEdits, type JsonPath } from '../json/spans.js';
 export { spliceRequest, UnspliceableError } from './splice.js';
 export { createSseTap } from './sse.js';
 export type {

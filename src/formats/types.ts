@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage } from '../events.js';
-import type { JsonPath } from './json-spans.js';
+import type { JsonPath } from '../json/spans.js';
 
 /** The provider formats svc speaks. */
 export type FormatName = 'messages' | 'chat';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/options.js';
 import type { Logger } from '../log.js';
 import type { SharedStore } from '../store/redis.js';
-import { createRedisGuards } from '../store/redis-guards.js';
+import { createRedisGuards } from './redis-guards.js';
 import { type Budget, type BudgetLimits, budgetStateLines, createMemoryBudget } from './budget.js';
 import { createBudgetFile } from './budget-file.js';
 import { createMemoryRateLimiter, type RateLimiter } from './rate-limiter.js';

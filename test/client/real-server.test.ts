@@ -23,7 +23,7 @@ import {
 import { resolveConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
+import type { CompressFn } from '../../src/compression.js';
 import { createFakeCompress, throwingCompress } from '../server/fake-engine.js';
 import { anthropicRequest, LONG_LOG, LONG_TOOL_OUTPUT } from './fixtures.js';
 import type { MockServer } from './helpers.js';

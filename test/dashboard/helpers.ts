@@ -6,7 +6,7 @@ import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
+import type { CompressFn } from '../../src/compression.js';
 import { finishedEvent as statsFinishedEvent } from '../stats/helpers.js';
 
 /** Debian's chromium; `.ci/run` installs it. Never a downloaded browser. */

@@ -6,7 +6,7 @@ import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import type { Logger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
+import type { CompressFn } from '../../src/compression.js';
 import { createFakeCompress } from '../server/fake-engine.js';
 import { type MockHandler, type MockUpstream, startMockUpstream } from '../server/helpers.js';
 

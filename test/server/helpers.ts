@@ -8,8 +8,8 @@ import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
-import { retrievalTool } from '../../src/server/retrieval-tool.js';
+import type { CompressFn } from '../../src/compression.js';
+import { retrievalTool } from '../../src/server/retrieval/tool.js';
 
 export interface TestSvc {
   url: string;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { objectMemberSpans } from '../../src/ccr/json-spans.js';
-import { toolsSpanAfterSplice } from '../../src/server/retrieval-tool.js';
+import { toolsSpanAfterSplice } from '../../src/server/retrieval/tool.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
