@@ -3,30 +3,31 @@ import polka, { type Polka } from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
+import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
-import { dashboardRoutes } from './routes/dashboard.js';
 import { createEventBus } from '../events.js';
+import { DEFAULT_FORMAT } from '../formats/index.js';
 import { PrefixParser } from '../json/prefix-parse.js';
 import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
-import { statsRoutes } from './routes/stats.js';
 import { connectSharedStore } from '../store/redis.js';
 import { VERSION } from '../version.js';
-import { compressRoutes } from './routes/compress.js';
 import type { ServerContext } from './context.js';
-import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import { guardsPlugin } from './guards/plugin.js';
-import { healthRoutes } from './routes/health.js';
+import { requestLogRoutes } from './observers/request-log.js';
+import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy/route.js';
-import { requestLogRoutes } from './observers/request-log.js';
+import { DEFAULT_STAGES } from './proxy/stages.js';
+import { createUpstreamClient } from './proxy/upstream.js';
 import { sendError } from './respond.js';
 import { retrievalLoop } from './retrieval/loop.js';
+import { compressRoutes } from './routes/compress.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { healthRoutes } from './routes/health.js';
 import { retrieveRoutes } from './routes/retrieve.js';
-import { DEFAULT_STAGES } from './proxy/stages.js';
-import { telemetryRoutes } from './observers/telemetry.js';
+import { statsRoutes } from './routes/stats.js';
 import { toinPlugin } from './routes/toin.js';
-import { createUpstreamClient } from './proxy/upstream.js';
 
 /** A part of the server: registers its routes and may extend the context. */
 export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
@@ -106,14 +107,14 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
   const app = polka({
     onError(err, _req, res) {
       ctx.logger.error('unhandled error in a route', { error: String(err) });
-      if (!res.headersSent) sendError(res, 'chat', 500, 'internal_error', 'internal error');
+      if (!res.headersSent) sendError(res, DEFAULT_FORMAT, 500, 'internal_error', 'internal error');
       else res.destroy(err);
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
       if (req.path.startsWith('/v1/') && !isOwnV1Path(req.path))
         return void handleProxy(ctx, req, res, undefined);
-      sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
+      sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
   try {

@@ -1,19 +1,19 @@
 import type { CcrStore } from '../ccr/store.js';
+import type { CompressFn } from '../compression.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
-import type { PrefixParser } from '../json/prefix-parse.js';
 import type { Guards } from '../guards/index.js';
+import type { PrefixParser } from '../json/prefix-parse.js';
 import type { Logger } from '../log.js';
+import type { FleetStats } from '../stats/fleet-stats.js';
 import type { LiveStats } from '../stats/live-stats.js';
 import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
-import type { BudgetStatus } from '../stats/stats-record.js';
-import type { FleetStats } from '../stats/fleet-stats.js';
-import type { SharedStore } from '../store/redis.js';
 import type { SavingsStore } from '../stats/redis-savings.js';
+import type { BudgetStatus } from '../stats/stats-record.js';
+import type { SharedStore } from '../store/redis.js';
 import type { ToinStore } from '../toin/store.js';
-import type { CompressFn } from '../compression.js';
 import type { ProxyPipeline } from './proxy/pipeline.js';
 import type { UpstreamClient } from './proxy/upstream.js';
 

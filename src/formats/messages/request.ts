@@ -1,8 +1,7 @@
 import type { ChatMessage, ContentPart, ToolCall } from '../../engine/types.js';
-import type { ReportedUsage } from '../../events.js';
-import { badBody, intField, isObject } from '../body.js';
 import type { JsonPath } from '../../json/spans.js';
-import type { ChatOrigin, ProviderFormat, ResponseToolCall, SseUsageReader, ToolSpec } from '../types.js';
+import { badBody, isObject } from '../body.js';
+import type { ChatOrigin } from '../types.js';
 
 /**
  * The messages format (Anthropic's `/v1/messages`). System may be a string or
@@ -15,7 +14,8 @@ import type { ChatOrigin, ProviderFormat, ResponseToolCall, SseUsageReader, Tool
  * engine as the original object (opaque) and the upstream as the original bytes.
  */
 
-type Block = Record<string, unknown>;
+/** A content block. */
+export type Block = Record<string, unknown>;
 
 function blockPart(block: Block): ContentPart {
   return block.type === 'text' && typeof block.text === 'string'
@@ -118,7 +118,8 @@ function userMessages(role: string, blocks: unknown[], at: JsonPath, m: number):
  */
 const convertedAt = new WeakMap<object, { m: number; list: Converted[] }>();
 
-function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origins: ChatOrigin[] } {
+/** Reads a messages-format body into chat messages with their origins. */
+export function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origins: ChatOrigin[] } {
   const messages: ChatMessage[] = [];
   const origins: ChatOrigin[] = [];
   const { system } = body;
@@ -166,7 +167,8 @@ function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origi
   return { messages, origins };
 }
 
-function fromChat(message: ChatMessage): unknown {
+/** A message the engine inserted (a drop marker), as a messages-format message. */
+export function fromChat(message: ChatMessage): unknown {
   const role = message.role === 'assistant' ? 'assistant' : 'user';
   if (typeof message.content === 'string') return { role, content: message.content };
   const blocks = (message.content ?? [])
@@ -174,95 +176,3 @@ function fromChat(message: ChatMessage): unknown {
     .map((p) => ({ type: 'text', text: p.text }));
   return { role, content: blocks };
 }
-
-function usageOf(raw: unknown, into: Partial<ReportedUsage>): void {
-  if (!isObject(raw)) return;
-  const input = intField(raw.input_tokens);
-  const output = intField(raw.output_tokens);
-  const read = intField(raw.cache_read_input_tokens);
-  const write = intField(raw.cache_creation_input_tokens);
-  if (input !== undefined) into.input = input;
-  if (output !== undefined) into.output = output;
-  if (read !== undefined) into.cacheRead = read;
-  if (write !== undefined) into.cacheWrite = write;
-}
-
-function complete(u: Partial<ReportedUsage>): ReportedUsage | undefined {
-  if (u.input === undefined && u.output === undefined) return undefined;
-  return {
-    input: u.input ?? 0,
-    output: u.output ?? 0,
-    cacheRead: u.cacheRead ?? 0,
-    cacheWrite: u.cacheWrite ?? 0,
-  };
-}
-
-/**
- * Usage in the messages format: `input_tokens` (billed at the base rate,
- * excluding cache reads and writes), `output_tokens`,
- * `cache_read_input_tokens`, `cache_creation_input_tokens`.
- */
-function usageFromJson(body: unknown): ReportedUsage | undefined {
-  if (!isObject(body)) return undefined;
-  const u: Partial<ReportedUsage> = {};
-  usageOf(body.usage, u);
-  return complete(u);
-}
-
-/** `message_start` carries input usage, each `message_delta` the cumulative output (and, lately, input) usage. */
-function createSseUsageReader(): SseUsageReader {
-  const u: Partial<ReportedUsage> = {};
-  return {
-    onEvent(event, data) {
-      if (event !== 'message_start' && event !== 'message_delta') return;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(data);
-      } catch {
-        return;
-      }
-      if (!isObject(parsed)) return;
-      if (event === 'message_start' && isObject(parsed.message)) usageOf(parsed.message.usage, u);
-      else usageOf(parsed.usage, u);
-    },
-    usage: () => complete(u),
-  };
-}
-
-function toolCallsFromResponse(body: unknown): ResponseToolCall[] {
-  if (!isObject(body) || !Array.isArray(body.content)) return [];
-  return body.content
-    .filter((b): b is Block => isObject(b) && b.type === 'tool_use')
-    .map((b) => ({ id: String(b.id ?? ''), name: String(b.name ?? ''), input: b.input ?? {} }));
-}
-
-function continuation(body: unknown, results: Array<{ id: string; content: string }>): unknown[] {
-  const content = isObject(body) && Array.isArray(body.content) ? body.content : [];
-  return [
-    { role: 'assistant', content },
-    {
-      role: 'user',
-      content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content })),
-    },
-  ];
-}
-
-/** The messages format (`POST /v1/messages`). */
-export const messagesFormat: ProviderFormat = {
-  name: 'messages',
-  path: '/v1/messages',
-  messagesPath: ['messages'],
-  alternatesRoles: true,
-  toChat,
-  fromChat,
-  usageFromJson,
-  createSseUsageReader,
-  errorShape: 'messages',
-  toolDefinition: (tool: ToolSpec) => ({
-    name: tool.name,
-    description: tool.description,
-    input_schema: tool.schema,
-  }),
-  toolCallsFromResponse,
-  continuation,
-};

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProviderFormat } from '../../formats/index.js';
 import { type BudgetRefusal, formatUsd } from '../../guards/budget.js';
 import { type RateDecision, rateLimitHeaders } from '../../guards/rate-limiter.js';
 import type { CachedResponse } from '../../guards/response-cache.js';
-import { type ErrorShape, sendError } from '../respond.js';
+import { sendError } from '../respond.js';
 
 /** The `x-service-cache` response header: how the cache answered. */
 export type CacheOutcome = 'HIT' | 'MISS' | 'BYPASS';
@@ -39,7 +40,7 @@ export function sendCached(res: ServerResponse, entry: CachedResponse): void {
  */
 export function sendRateLimited(
   res: ServerResponse,
-  shape: ErrorShape,
+  format: ProviderFormat,
   decision: RateDecision & { allowed: false },
 ): void {
   const s = decision.snapshot;
@@ -49,7 +50,7 @@ export function sendRateLimited(
       : `${s.limitTokens} tokens per minute`;
   sendError(
     res,
-    shape,
+    format,
     429,
     'rate_limit_error',
     `rate limit of ${what} for this API key reached; retry in ${decision.retryAfterS} s`,
@@ -62,10 +63,14 @@ export function sendRateLimited(
  * the limit, the spend and when the period resets. 402 rather than 429 so
  * that clients do not retry a refusal that will not lift for hours.
  */
-export function sendBudgetExceeded(res: ServerResponse, shape: ErrorShape, refusal: BudgetRefusal): void {
+export function sendBudgetExceeded(
+  res: ServerResponse,
+  format: ProviderFormat,
+  refusal: BudgetRefusal,
+): void {
   sendError(
     res,
-    shape,
+    format,
     402,
     'budget_exceeded',
     `${refusal.period} budget of ${formatUsd(refusal.limitUsd)} exceeded (spent ${formatUsd(refusal.spendUsd)}); resets at ${refusal.resetsAt}`,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenizerFor } from '../../engine/tokens.js';
 import type { ChatMessage } from '../../engine/types.js';
 import type { RequestFinishedEvent } from '../../events.js';
-import { parseRequest } from '../../formats/index.js';
+import { DEFAULT_FORMAT, parseRequest } from '../../formats/index.js';
 import { responseCacheKey } from '../../guards/cache-key.js';
 import { maxOutputTokens } from '../../guards/cost-estimate.js';
 import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
@@ -10,6 +10,7 @@ import { cacheableHeaders } from '../../guards/response-cache.js';
 import { createResponseRecorder } from '../../guards/response-recorder.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { ServerContext } from '../context.js';
+import type { ProxyExchange, ProxyStage } from '../proxy/pipeline.js';
 import { holdUntilFinished, pricingEstimator } from './holds.js';
 import {
   CACHE_HEADER,
@@ -19,7 +20,6 @@ import {
   sendRateLimited,
   wantsCacheBypass,
 } from './responses.js';
-import type { ProxyExchange, ProxyStage } from '../proxy/pipeline.js';
 
 /** What the guard stage leaves in `ex.state` for the cache-record stage. */
 interface CachePlan {
@@ -64,7 +64,7 @@ export const guardStage: ProxyStage = {
     const { ctx, req, res, event } = ex;
     const guards = ctx.guards;
     if (!guards || !ex.format) return next();
-    const shape = ex.format.name;
+    const format = ex.format;
     const client = clientKeyHash(req, event);
     const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;
     const inputTokens = needTokens ? countInputTokens(ex) : 0;
@@ -73,7 +73,7 @@ export const guardStage: ProxyStage = {
       const decision = await guards.rateLimiter.acquire(client, inputTokens);
       if (!decision.allowed) {
         reject(event, 429, 'SVC_RATE_LIMITED', true);
-        sendRateLimited(res, shape, decision);
+        sendRateLimited(res, format, decision);
         return;
       }
       holdUntilFinished(event, { rate: decision.ticket });
@@ -105,7 +105,7 @@ export const guardStage: ProxyStage = {
       const decision = await guards.budget.reserve(estimate);
       if (!decision.allowed) {
         reject(event, 402, 'SVC_BUDGET_EXCEEDED');
-        sendBudgetExceeded(res, shape, decision);
+        sendBudgetExceeded(res, format, decision);
         return;
       }
       holdUntilFinished(event, { budget: decision.reservation });
@@ -165,7 +165,7 @@ export async function guardCompress(
   const decision = await limiter.acquire(`compress:${clientKeyHash(req, event)}`, tokens);
   if (!decision.allowed) {
     reject(event, 429, 'SVC_RATE_LIMITED', true);
-    sendRateLimited(res, 'chat', decision);
+    sendRateLimited(res, DEFAULT_FORMAT, decision);
     return false;
   }
   holdUntilFinished(event, { rate: decision.ticket });

@@ -1,19 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { chatFormat, messagesFormat, type ProviderFormat } from '../../formats/index.js';
+import { FORMATS, formatForPassthrough, type ProviderFormat } from '../../formats/index.js';
 import type { RoutePlugin } from '../app.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
+import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';
-import { type ErrorShape, sendSvcError } from '../respond.js';
 import { upstreamRequestHeaders } from './upstream.js';
 
 type RoutedRequest = IncomingMessage & { path?: string; search?: string | null };
 
 /**
- * Which upstream a request goes to. The two formats go to their own; for
- * other `/v1` paths the messages upstream takes `/v1/messages/...` and
- * requests that carry `anthropic-version`, the chat upstream everything else.
+ * Which upstream a request goes to, and the format its errors are shaped in:
+ * a parsed format's own (`format.upstreamUrl`); for other `/v1` paths the
+ * format that claims the request (`formatForPassthrough`).
  */
 export function upstreamFor(
   ctx: ServerContext,
@@ -22,15 +22,10 @@ export function upstreamFor(
   path: string,
 ): {
   base: string;
-  shape: ErrorShape;
+  errorFormat: ProviderFormat;
 } {
-  if (format) {
-    const base = format === messagesFormat ? ctx.config.messagesApiUrl : ctx.config.compatApiUrl;
-    return { base, shape: format.errorShape };
-  }
-  return path.startsWith('/v1/messages') || req.headers['anthropic-version'] !== undefined
-    ? { base: ctx.config.messagesApiUrl, shape: 'messages' }
-    : { base: ctx.config.compatApiUrl, shape: 'chat' };
+  const errorFormat = format ?? formatForPassthrough(path, req.headers);
+  return { base: errorFormat.upstreamUrl(ctx.config), errorFormat };
 }
 
 function hasBody(req: IncomingMessage): boolean {
@@ -57,7 +52,7 @@ export async function handleProxy(
   res.on('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  const { base, shape } = upstreamFor(ctx, format, req, path);
+  const { base, errorFormat } = upstreamFor(ctx, format, req, path);
   const url = base + path.slice('/v1'.length) + search;
   const clientKey = requestKey(req.headers);
   pending.event.keyHash = keyHash(clientKey);
@@ -108,7 +103,7 @@ export async function handleProxy(
       pending.event.errorCode = error.code;
       const log = error.status >= 500 ? ctx.logger.warn : ctx.logger.debug;
       log(`${path}: ${error.message}`, { code: error.code, status: error.status });
-      sendSvcError(res, shape, error);
+      sendSvcError(res, errorFormat, error);
       if (!req.complete) req.resume();
     }
   } finally {
@@ -126,7 +121,7 @@ export async function handleProxy(
 
 /** `POST /v1/messages` and `POST /v1/chat/completions`: compressed, then forwarded (spec 1, 4). */
 export const proxyRoutes: RoutePlugin = (app, ctx) => {
-  for (const format of [messagesFormat, chatFormat]) {
+  for (const format of Object.values(FORMATS)) {
     app.post(format.path, (req, res) => {
       void handleProxy(ctx, req, res, format);
     });

@@ -1,12 +1,12 @@
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
+import { compressAndStore } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
 import { parseRequest, spliceRequest } from '../../formats/index.js';
-import { isBypass } from '../routes/compress.js';
-import { compressAndStore } from '../../compression.js';
 import { elapsedMs } from '../finished-event.js';
-import type { ProxyExchange, ProxyStage } from './pipeline.js';
 import { readBody } from '../read-body.js';
+import { isBypass } from '../routes/compress.js';
+import type { ProxyExchange, ProxyStage } from './pipeline.js';
 import { clientResponseHeaders, upstreamError } from './upstream.js';
 import { createUsageTap } from './usage-tap.js';
 

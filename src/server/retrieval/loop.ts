@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
+import { type ProviderFormat, sseEvents } from '../../formats/index.js';
 import type { RoutePlugin } from '../app.js';
 import type { ProxyExchange, ProxyStage, UpstreamResponse } from '../proxy/pipeline.js';
-import { retrievalCallsOf, withoutRetrievalCalls } from './json.js';
-import { createStreamRelay, sseEvents } from './stream.js';
+import { SPLICED_TEXT, type SplicedText } from '../proxy/stages.js';
 import {
   answerCalls,
   appendRetrievalTurn,
@@ -15,13 +15,12 @@ import {
   retrievalToolEdit,
   toolsSpanAfterSplice,
 } from './tool.js';
-import { SPLICED_TEXT, type SplicedText } from '../proxy/stages.js';
 
 /** What the loop needs to continue a request upstream. */
 interface RetrievalState {
   /** The body as forwarded (with the retrieval tool). */
   text: string;
-  format: 'messages' | 'chat';
+  format: ProviderFormat;
 }
 
 const KEY = 'retrieval';
@@ -75,7 +74,7 @@ async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { 
 export const retrievalToolStage: ProxyStage = {
   name: 'retrieval-tool',
   async run(ex, next) {
-    const format = ex.format?.name;
+    const format = ex.format;
     if (!format || ex.skipCompression || !ex.json) return next();
     const spliced =
       ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
@@ -132,10 +131,10 @@ async function jsonLoop(
     } catch {
       return replay;
     }
-    const { calls, assistant } = retrievalCallsOf(state.format, json);
+    const { calls, assistant } = state.format.ownToolCalls(json, RETRIEVE_TOOL_NAME);
     if (calls.length === 0) return replay;
     if (round >= MAX_RETRIEVAL_ROUNDS) {
-      const body = Buffer.from(JSON.stringify(withoutRetrievalCalls(state.format, json)));
+      const body = Buffer.from(JSON.stringify(state.format.withoutOwnToolCalls(json, RETRIEVE_TOOL_NAME)));
       const { headers } = decoded({ ...upstream, body: Readable.from([]) });
       return {
         statusCode: upstream.statusCode,
@@ -152,7 +151,7 @@ async function jsonLoop(
 
 function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamResponse): UpstreamResponse {
   const out = new PassThrough();
-  const relay = createStreamRelay(state.format);
+  const relay = state.format.createStreamRelay(RETRIEVE_TOOL_NAME);
   const write = async (chunk: string) => {
     if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
   };

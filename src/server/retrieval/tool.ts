@@ -2,8 +2,8 @@ import { arrayItemSpans, objectMemberSpans } from '../../ccr/json-spans.js';
 import { retrieve } from '../../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { isSvcError } from '../../errors.js';
+import type { ProviderFormat, ToolAnswer } from '../../formats/index.js';
 import { applyJsonEdits, JsonEdits, memberSpans, type Span, type SpanHints } from '../../json/spans.js';
-import type { FormatName } from '../../formats/types.js';
 import type { ServerContext } from '../context.js';
 
 /** Rounds of retrieval the proxy answers for one request before it lets the model's answer through. */
@@ -24,13 +24,8 @@ const SCHEMA = {
 };
 
 /** The retrieval tool in a provider's tool format; the same bytes on every request (stable prefix). */
-export function retrievalTool(format: FormatName): Record<string, unknown> {
-  return format === 'messages'
-    ? { name: RETRIEVE_TOOL_NAME, description: DESCRIPTION, input_schema: SCHEMA }
-    : {
-        type: 'function',
-        function: { name: RETRIEVE_TOOL_NAME, description: DESCRIPTION, parameters: SCHEMA },
-      };
+export function retrievalTool(format: ProviderFormat): unknown {
+  return format.toolDefinition({ name: RETRIEVE_TOOL_NAME, description: DESCRIPTION, schema: SCHEMA });
 }
 
 function toolName(tool: unknown): string | undefined {
@@ -58,7 +53,7 @@ export interface TextEdit {
 export function addRetrievalTool(
   text: string,
   body: Record<string, unknown>,
-  format: FormatName,
+  format: ProviderFormat,
   toolsAt?: Span,
 ): string {
   const edit = retrievalToolEdit(text, body, format, toolsAt);
@@ -69,7 +64,7 @@ export function addRetrievalTool(
 export function retrievalToolEdit(
   text: string,
   body: Record<string, unknown>,
-  format: FormatName,
+  format: ProviderFormat,
   toolsAt?: Span,
 ): TextEdit | undefined {
   const tool = JSON.stringify(retrievalTool(format));
@@ -152,11 +147,7 @@ export interface RetrievalCall {
 }
 
 /** The tool's answer to one call. */
-export interface RetrievalAnswer {
-  id: string;
-  text: string;
-  error: boolean;
-}
+export type RetrievalAnswer = ToolAnswer;
 
 /** Answers calls from the CCR store; each one emits a `retrieved` event (TOIN, stats). */
 export async function answerCalls(
@@ -193,35 +184,18 @@ export async function answerCalls(
  */
 export function appendRetrievalTurn(
   text: string,
-  format: FormatName,
+  format: ProviderFormat,
   assistant: Record<string, unknown>,
   answers: readonly RetrievalAnswer[],
 ): string {
-  const body = JSON.parse(text) as { messages?: unknown[] };
-  const count = Array.isArray(body.messages) ? body.messages.length : 0;
+  const body = JSON.parse(text) as unknown;
+  const list = format.messagesPath.reduce<unknown>(
+    (v, key) => (v as Record<string | number, unknown> | undefined)?.[key],
+    body,
+  );
+  const count = Array.isArray(list) ? list.length : 0;
   const edits = new JsonEdits();
-  edits.insert(['messages'], count, assistant);
-  if (format === 'messages') {
-    const content = answers.map((a) => ({
-      type: 'tool_result',
-      tool_use_id: a.id,
-      content: a.text,
-      ...(a.error ? { is_error: true } : {}),
-    }));
-    edits.insert(['messages'], count, { role: 'user', content });
-  } else {
-    for (const a of answers)
-      edits.insert(['messages'], count, { role: 'tool', tool_call_id: a.id, content: a.text });
-  }
+  for (const message of [assistant, ...format.toolResults(answers)])
+    edits.insert(format.messagesPath, count, message);
   return applyJsonEdits(text, edits);
-}
-
-/** Parses tool-call arguments; a model's malformed JSON becomes an empty input. */
-export function parseArguments(json: string): RetrievalCall['input'] {
-  try {
-    const v = JSON.parse(json || '{}') as unknown;
-    return typeof v === 'object' && v !== null ? (v as RetrievalCall['input']) : {};
-  } catch {
-    return {};
-  }
 }

@@ -1,15 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compressAndStore } from '../../compression.js';
 import type { CompressionResult } from '../../engine/types.js';
 import { SvcError } from '../../errors.js';
+import { DEFAULT_FORMAT } from '../../formats/index.js';
 import type { RoutePlugin } from '../app.js';
 import { isAcceptedKey, keyHash, requestKey } from '../auth.js';
-import { parseCompressRequest } from './compress-request.js';
 import type { ServerContext } from '../context.js';
-import { compressAndStore } from '../../compression.js';
 import { asSvcError, elapsedMs, emitFinished, startEvent } from '../finished-event.js';
 import { guardCompress } from '../guards/stages.js';
 import { readBody } from '../read-body.js';
 import { sendJson, sendSvcError } from '../respond.js';
+import { parseCompressRequest } from './compress-request.js';
 
 /** True when the request asks to skip compression (`x-service-bypass: true`, spec 4 rule 2). */
 export function isBypass(req: IncomingMessage): boolean {
@@ -91,7 +92,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
     ev.status = error.status;
     ev.errorCode = error.code;
     ev.compressionFailed = error.code === 'SVC_COMPRESSION_FAILED' || error.code === 'SVC_STORE_UNAVAILABLE';
-    sendSvcError(res, 'chat', error);
+    sendSvcError(res, DEFAULT_FORMAT, error);
     if (!req.complete) req.resume();
   } finally {
     emitFinished(ctx, pending);

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type DashboardAsset, loadDashboardAssets } from '../../dashboard/assets.js';
+import { DEFAULT_FORMAT } from '../../formats/index.js';
 import type { RoutePlugin } from '../app.js';
 import { sendError } from '../respond.js';
-import { type DashboardAsset, loadDashboardAssets } from '../../dashboard/assets.js';
 
 /**
  * The page's Content-Security-Policy: everything comes from svc itself, no
@@ -58,7 +59,13 @@ export const dashboardRoutes: RoutePlugin = async (app, ctx) => {
   } catch (err) {
     ctx.logger.error('dashboard disabled: its files could not be read', { error: String(err) });
     const unavailable = (_req: IncomingMessage, res: ServerResponse) =>
-      sendError(res, 'chat', 503, 'dashboard_unavailable', 'dashboard files are missing from this install');
+      sendError(
+        res,
+        DEFAULT_FORMAT,
+        503,
+        'dashboard_unavailable',
+        'dashboard files are missing from this install',
+      );
     app.get('/dashboard', unavailable);
     app.get('/dashboard/*', unavailable);
     return;
@@ -80,7 +87,7 @@ export const dashboardRoutes: RoutePlugin = async (app, ctx) => {
       // polka's `*` param holds one segment only; take the rest of the path (`vendor/uplot.js`).
       const name = req.path.slice(ASSET_PREFIX.length);
       const file = name === 'index.html' ? undefined : assets.get(name);
-      if (!file) return sendError(res, 'chat', 404, 'not_found', `no dashboard asset ${name}`);
+      if (!file) return sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no dashboard asset ${name}`);
       sendAsset(req, res, file);
     });
   }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseQuery } from '../../ccr/query.js';
 import { retrieve } from '../../ccr/retrieve.js';
 import { isSvcError, SvcError } from '../../errors.js';
+import { DEFAULT_FORMAT } from '../../formats/index.js';
 import { toinView } from '../../toin/view.js';
 import type { RoutePlugin } from '../app.js';
 import { isAcceptedKey, requestKey } from '../auth.js';
@@ -62,7 +63,7 @@ function guard(ctx: ServerContext, res: ServerResponse, run: () => Promise<void>
   run().catch((err) => {
     const error = isSvcError(err) ? err : new SvcError('SVC_INTERNAL', 'retrieval failed', { cause: err });
     if (error.status >= 500) ctx.logger.error(error.message, { code: error.code });
-    if (!res.headersSent) sendSvcError(res, 'chat', error);
+    if (!res.headersSent) sendSvcError(res, DEFAULT_FORMAT, error);
   });
 }
 

@@ -1,19 +1,20 @@
 import { isSvcError } from '../../errors.js';
 import type { RequestFinishedEvent } from '../../events.js';
-import type { RoutePlugin } from '../app.js';
-import type { ServerContext } from '../context.js';
-import { sendError, sendJson } from '../respond.js';
-import { createFleetStats } from '../../stats/fleet-stats.js';
-import { RedisSavingsStore, type SavingsStore } from '../../stats/redis-savings.js';
+import { DEFAULT_FORMAT } from '../../formats/index.js';
 import { countsAsSaving, priceRequest } from '../../stats/cost.js';
+import { createFleetStats } from '../../stats/fleet-stats.js';
 import { parseHistoryExport, renderHistory } from '../../stats/history-export.js';
 import { buildHistoryRecord } from '../../stats/history-record.js';
 import { LiveStats } from '../../stats/live-stats.js';
 import { createMetrics, type SvcMetrics } from '../../stats/metrics.js';
 import { loadPricing, type PricingTable } from '../../stats/pricing.js';
+import { RedisSavingsStore, type SavingsStore } from '../../stats/redis-savings.js';
 import { zeroAmount } from '../../stats/savings-data.js';
 import { SavingsFile } from '../../stats/savings-store.js';
 import { buildStatsRecord, RECENT_HISTORY_SIZE, type StatsRecord } from '../../stats/stats-record.js';
+import type { RoutePlugin } from '../app.js';
+import type { ServerContext } from '../context.js';
+import { sendError, sendJson } from '../respond.js';
 
 /** Models whose missing price has been logged (one note each, bounded). */
 const MAX_NOTED_MODELS = 100;
@@ -133,7 +134,7 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
       request = parseHistoryExport({ format: query.format, series: query.series });
     } catch (err) {
       if (!isSvcError(err)) throw err;
-      sendError(res, 'chat', 400, 'invalid_request_error', err.message);
+      sendError(res, DEFAULT_FORMAT, 400, 'invalid_request_error', err.message);
       return;
     }
     const record = buildHistoryRecord((await savings.view()).data, ctx.now());
