@@ -76,3 +76,26 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     body,
   };
 }
+
+/** Where a body shows it is in one format (`ProviderFormat.signal`). */
+export interface FormatSignal {
+  format: ProviderFormat;
+  where: string;
+}
+
+/**
+ * The signals every format finds in a body, `DEFAULT_FORMAT`'s first. One
+ * signal names the body's format; none: plain text, read as the default;
+ * several: the body mixes formats.
+ */
+export function formatSignals(
+  messages: readonly unknown[],
+  body: Record<string, unknown> | undefined,
+  prefix: string,
+): FormatSignal[] {
+  const order = [DEFAULT_FORMAT, ...Object.values(FORMATS).filter((f) => f !== DEFAULT_FORMAT)];
+  return order.flatMap((format) => {
+    const where = format.signal(messages, body, prefix);
+    return where === undefined ? [] : [{ format, where }];
+  });
+}

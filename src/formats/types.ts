@@ -73,6 +73,26 @@ export interface ProviderFormat {
   path: string;
   /** Converts a parsed body to chat messages with their origins. Throws SvcError for a shape it cannot read. */
   toChat(body: Record<string, unknown>): Pick<ParsedRequest, 'messages' | 'origins'>;
+  /**
+   * Where a body shows it is in this format (`messages[3].content[0]
+   * (tool_use)`), for telling formats apart when the client does not say
+   * (`svc compress --input-format auto`); undefined when nothing does.
+   */
+  signal(
+    messages: readonly unknown[],
+    body: Record<string, unknown> | undefined,
+    prefix: string,
+  ): string | undefined;
+  /**
+   * The first shape problem of a body's messages (and its other fields) as
+   * `path: what is wrong`, or undefined. Stricter than `toChat`, in words a
+   * person can act on (`svc compress` reports it); `prefix` starts each path.
+   */
+  checkShape(
+    messages: readonly unknown[],
+    body: Record<string, unknown> | undefined,
+    prefix: string,
+  ): string | undefined;
   /** A message the engine inserted (a drop marker), in this format. */
   fromChat(message: ChatMessage): unknown;
   /** Path of the messages array in the body. */

@@ -1,5 +1,5 @@
 import type { CcrStore } from '../ccr/store.js';
-import type { CompressFn } from '../compression.js';
+import type { CompressFn, Compression } from '../compression.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo } from '../engine/types.js';
 import type { SvcEventBus } from '../events.js';
@@ -67,4 +67,17 @@ export interface ServerContext {
   mlProvider?: string;
   /** What TOIN learned (opened by the TOIN plugin); its advice goes to every engine call. */
   toin?: ToinStore;
+}
+
+/** The engine call as this server makes it: its config, engine, memo, CCR store and TOIN (see `compressAndStore`). */
+export function compressionOf(ctx: ServerContext): Compression {
+  const toin = ctx.toin;
+  return {
+    config: ctx.config,
+    compress: ctx.compress,
+    ccr: ctx.ccr,
+    memo: ctx.engineMemo,
+    toin: toin ? () => toin.advice() : undefined,
+    observed: (observations) => ctx.bus.emit('toin.observed', { time: new Date(ctx.now()), observations }),
+  };
 }

@@ -1,4 +1,5 @@
 import type { ProviderFormat, ToolSpec } from '../types.js';
+import { checkShape, signal } from './check.js';
 import { fromChat, toChat } from './request.js';
 import {
   continuation,
@@ -20,6 +21,8 @@ export const chatFormat: ProviderFormat = {
   messagesPath: ['messages'],
   toChat,
   fromChat,
+  signal,
+  checkShape,
   upstreamUrl: (urls) => urls.compatApiUrl,
   usageFromJson,
   createSseUsageReader,

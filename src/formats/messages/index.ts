@@ -1,4 +1,5 @@
 import type { ProviderFormat, ToolSpec } from '../types.js';
+import { checkShape, signal } from './check.js';
 import { fromChat, toChat } from './request.js';
 import {
   continuation,
@@ -21,6 +22,8 @@ export const messagesFormat: ProviderFormat = {
   alternatesRoles: true,
   toChat,
   fromChat,
+  signal,
+  checkShape,
   upstreamUrl: (urls) => urls.messagesApiUrl,
   // Token counting, batches and anything sent with `anthropic-version` go to Anthropic.
   claimsPassthrough: (path, headers) =>

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { compressAndStore } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
 import { parseRequest, spliceRequest } from '../../formats/index.js';
+import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
@@ -76,7 +77,7 @@ export const compressStage: ProxyStage = {
     if (!ex.skipCompression && ex.parsed && ex.parsed.messages.length > 0) {
       try {
         ex.output = await compressAndStore(
-          ex.ctx,
+          compressionOf(ex.ctx),
           ex.parsed.messages,
           ex.parsed.model ?? 'unknown',
           ex.parsed.maxTokens,

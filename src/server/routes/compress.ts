@@ -5,7 +5,7 @@ import { SvcError } from '../../errors.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
 import type { RoutePlugin } from '../app.js';
 import { isAcceptedKey, keyHash, requestKey } from '../auth.js';
-import type { ServerContext } from '../context.js';
+import { compressionOf, type ServerContext } from '../context.js';
 import { asSvcError, elapsedMs, emitFinished, startEvent } from '../finished-event.js';
 import { guardCompress } from '../guards/stages.js';
 import { readBody } from '../read-body.js';
@@ -67,7 +67,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
         ccr_hashes: [],
       };
     } else {
-      result = (await compressAndStore(ctx, messages, model)).result;
+      result = (await compressAndStore(compressionOf(ctx), messages, model)).result;
     }
     ev.tokensBefore = result.tokens_before;
     ev.tokensAfter = result.tokens_after;

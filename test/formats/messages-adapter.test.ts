@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  chatToMessagesFormat,
-  type MessagesFormatMessage,
-  messagesFormatToChat,
-} from '../../src/cli/messages-input.js';
-import type { ChatMessage } from '../../src/engine/types.js';
+import type { ChatMessage, EngineOutput } from '../../src/engine/types.js';
+import { messagesFormat, parseRequest, spliceRequest } from '../../src/formats/index.js';
+
+// These cases were written for the converter `svc compress` had of its own;
+// `svc compress` now reads and writes through formats/ like the proxy.
+type MessagesFormatMessage = { role: string; content: string | Array<Record<string, unknown>> };
 
 const thinking = { type: 'thinking', thinking: 'plan', signature: 'sig-abc' };
 const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBOR' } };
@@ -34,15 +34,29 @@ const conversation = (): MessagesFormatMessage[] => [
   { role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
   { role: 'user', content: 'What failed?' },
 ];
-const identity = (chat: ChatMessage[]) => ({
-  messages: chat,
-  messageOrigin: chat.map((_, i) => i),
-  changed: new Set<number>(),
+const parse = (messages: MessagesFormatMessage[], system?: string) => {
+  const body = { ...(system === undefined ? {} : { system }), messages };
+  return { text: JSON.stringify(body), parsed: parseRequest(messagesFormat, body) };
+};
+const output = (messages: ChatMessage[], messageOrigin: number[]): EngineOutput => ({
+  result: {
+    messages,
+    tokens_before: 1,
+    tokens_after: 1,
+    tokens_saved: 0,
+    compression_ratio: 1,
+    transforms_applied: [],
+    ccr_hashes: [],
+  },
+  ccrEntries: new Map(),
+  messageOrigin,
+  changed: new Set(),
 });
+const messagesOf = (text: string | undefined) => JSON.parse(text!).messages as MessagesFormatMessage[];
 
-describe('messages-format adapter', () => {
+describe('messages-format adapter (formats/messages, as svc compress uses it)', () => {
   it('converts blocks to chat: system first, tool_use to tool_calls, tool_result to tool messages', () => {
-    const { chat } = messagesFormatToChat(conversation(), 'You are an agent.');
+    const chat = parse(conversation(), 'You are an agent.').parsed.messages;
     expect(chat.map((m) => m.role)).toEqual([
       'system',
       'user',
@@ -61,25 +75,39 @@ describe('messages-format adapter', () => {
     expect(chat[4]!.content).toEqual([{ type: 'text', text: 'Also look at this screenshot.' }, image]);
   });
 
-  it('returns the very same message objects when nothing changed', () => {
-    const original = conversation();
-    const conv = messagesFormatToChat(original, 'sys');
-    const back = chatToMessagesFormat(conv, identity(conv.chat));
-    expect(back).toHaveLength(original.length);
-    for (const [i, msg] of back.entries()) expect(msg).toBe(original[i]);
+  it('leaves the body as it was when nothing changed (the original bytes go)', () => {
+    const { text, parsed } = parse(conversation(), 'sys');
+    const chat = parsed.messages;
+    expect(
+      spliceRequest(
+        messagesFormat,
+        text,
+        parsed,
+        output(
+          chat,
+          chat.map((_, i) => i),
+        ),
+      ),
+    ).toBeUndefined();
   });
 
   it('splices a changed tool result into its block and keeps every other block as it was', () => {
     const original = conversation();
-    const conv = messagesFormatToChat(original);
-    const out = conv.chat.map((m) =>
+    const { text, parsed } = parse(original);
+    const out = parsed.messages.map((m) =>
       m.role === 'tool' ? { ...m, content: 'SMALL [svc: 9 items omitted]' } : m,
     );
-    const back = chatToMessagesFormat(conv, {
-      messages: out,
-      messageOrigin: out.map((_, i) => i),
-      changed: new Set([2]),
-    });
+    const back = messagesOf(
+      spliceRequest(
+        messagesFormat,
+        text,
+        parsed,
+        output(
+          out,
+          out.map((_, i) => i),
+        ),
+      ),
+    );
     const blocks = back[2]!.content as Array<Record<string, unknown>>;
     expect(blocks[0]).toEqual({
       type: 'tool_result',
@@ -87,21 +115,26 @@ describe('messages-format adapter', () => {
       content: 'SMALL [svc: 9 items omitted]',
       cache_control: { type: 'ephemeral' },
     });
-    expect(blocks[1]).toBe((original[2]!.content as unknown[])[1]);
-    expect(blocks[2]).toBe(image);
-    expect(back[1]).toBe(original[1]);
-    expect(back[0]).toBe(original[0]);
+    expect(blocks[1]).toEqual((original[2]!.content as unknown[])[1]);
+    expect(blocks[2]).toEqual(image);
+    expect(back[1]).toEqual(original[1]);
+    expect(back[0]).toEqual(original[0]);
   });
 
   it('splices changed text as a string into the text blocks, leaving thinking and tool_use untouched', () => {
-    const original = conversation();
-    const conv = messagesFormatToChat(original);
-    const out = conv.chat.map((m, i) => (i === 1 ? { ...m, content: 'Listing orders (short).' } : m));
-    const back = chatToMessagesFormat(conv, {
-      messages: out,
-      messageOrigin: out.map((_, i) => i),
-      changed: new Set([1]),
-    });
+    const { text, parsed } = parse(conversation());
+    const out = parsed.messages.map((m, i) => (i === 1 ? { ...m, content: 'Listing orders (short).' } : m));
+    const back = messagesOf(
+      spliceRequest(
+        messagesFormat,
+        text,
+        parsed,
+        output(
+          out,
+          out.map((_, i) => i),
+        ),
+      ),
+    );
     expect(back[1]!.content).toEqual([
       thinking,
       { type: 'text', text: 'Listing orders (short).' },
@@ -109,23 +142,20 @@ describe('messages-format adapter', () => {
     ]);
   });
 
-  it('drops the blocks of dropped messages and places inserted markers where the engine put them', () => {
+  it('drops the blocks of dropped messages and joins an inserted marker to the user turn before it', () => {
     const original = conversation();
-    const conv = messagesFormatToChat(original);
+    const { text, parsed } = parse(original);
+    const conv = { chat: parsed.messages };
     // Engine dropped the tool call and its result (chat 1 and 2) and inserted a marker.
     const marker: ChatMessage = {
       role: 'user',
       content: '[svc: 2 messages omitted; retrieve with svc_retrieve hash=0123456789abcdef01234567]',
     };
     const messages = [conv.chat[0]!, marker, conv.chat[3]!, conv.chat[4]!, conv.chat[5]!];
-    const back = chatToMessagesFormat(conv, {
-      messages,
-      messageOrigin: [0, -1, 3, 4, 5],
-      changed: new Set(),
-    });
+    const back = messagesOf(spliceRequest(messagesFormat, text, parsed, output(messages, [0, -1, 3, 4, 5])));
+    // the roles of the messages format alternate: the marker joins the user message before it
     expect(back).toEqual([
-      original[0],
-      { role: 'user', content: marker.content },
+      { role: 'user', content: `${original[0]!.content}\n\n${marker.content}` },
       { role: 'user', content: [{ type: 'text', text: 'Also look at this screenshot.' }, image] },
       original[3],
       original[4],
@@ -133,9 +163,9 @@ describe('messages-format adapter', () => {
   });
 
   it('rejects an engine output whose origins do not match its messages', () => {
-    const conv = messagesFormatToChat(conversation());
-    expect(() =>
-      chatToMessagesFormat(conv, { messages: conv.chat, messageOrigin: [0], changed: new Set() }),
-    ).toThrow(/messageOrigin/);
+    const { text, parsed } = parse(conversation());
+    expect(() => spliceRequest(messagesFormat, text, parsed, output(parsed.messages, [0]))).toThrow(
+      /messageOrigin/,
+    );
   });
 });
