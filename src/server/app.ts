@@ -18,10 +18,9 @@ import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
 import { handleProxy, proxyRoutes } from './proxy/route.js';
-import { DEFAULT_STAGES } from './proxy/stages.js';
+import { PROXY_STAGES } from './proxy/stage-list.js';
 import { createUpstreamClient } from './proxy/upstream.js';
 import { sendError } from './respond.js';
-import { retrievalLoop } from './retrieval/loop.js';
 import { compressRoutes } from './routes/compress.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
@@ -52,7 +51,6 @@ const PLUGINS: RoutePlugin[] = [
   dashboardRoutes,
   toinPlugin,
   retrieveRoutes,
-  retrievalLoop,
 ];
 
 /** What `createSvcServer` needs; everything but `config` has a default. */
@@ -101,7 +99,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     bodies: new PrefixParser(),
-    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    pipeline: new ProxyPipeline(PROXY_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };
   const app = polka({

@@ -59,7 +59,7 @@ export interface ServerContext {
   engineMemo: ContentMemo;
   /** Parses request bodies, reusing the parse of the earlier turn of a conversation (principle 4). */
   bodies: PrefixParser;
-  /** The stages of a proxied request; later parts insert theirs by name. */
+  /** The stages of a proxied request (`PROXY_STAGES`, in order). */
   pipeline: ProxyPipeline;
   /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */
   upstream: UpstreamClient;

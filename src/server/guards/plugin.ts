@@ -1,11 +1,10 @@
 import { createGuards } from '../../guards/index.js';
 import type { RoutePlugin } from '../app.js';
 import { settleHolds, takeHolds } from './holds.js';
-import { cacheRecordStage, guardStage } from './stages.js';
 
 /**
  * The guards part: builds the response cache, the rate limiter and the
- * budget, feeds `/stats` and `/metrics` (`ctx.cacheStats`,
+ * budget (their stages are in `PROXY_STAGES`), feeds `/stats` and `/metrics` (`ctx.cacheStats`,
  * `ctx.budgetStatus`) and settles each request's holds from its
  * `request.finished` event. Registered after the stats part, which prices
  * the event first.
@@ -13,8 +12,6 @@ import { cacheRecordStage, guardStage } from './stages.js';
 export const guardsPlugin: RoutePlugin = async (_app, ctx) => {
   const guards = await createGuards(ctx.config, { now: ctx.now, logger: ctx.logger, store: ctx.store });
   ctx.guards = guards;
-  ctx.pipeline.insert(guardStage, { before: 'compress' });
-  ctx.pipeline.insert(cacheRecordStage, { before: 'relay' });
   const cache = guards.cache;
   if (cache) {
     ctx.cacheStats = () => {

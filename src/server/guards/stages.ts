@@ -21,13 +21,6 @@ import {
   wantsCacheBypass,
 } from './responses.js';
 
-/** What the guard stage leaves in `ex.state` for the cache-record stage. */
-interface CachePlan {
-  key: string;
-}
-
-const STATE_KEY = 'guards.cache';
-
 /**
  * The hash of the key the request carries (never the key), also recorded on
  * its event; requests without a key share `ANONYMOUS_KEY`.
@@ -95,7 +88,7 @@ export const guardStage: ProxyStage = {
         return;
       }
       outcome = 'MISS';
-      ex.state[STATE_KEY] = { key } satisfies CachePlan;
+      ex.cachePlan = { key };
     }
 
     if (guards.budget.enabled && ex.json) {
@@ -124,7 +117,7 @@ export const guardStage: ProxyStage = {
 export const cacheRecordStage: ProxyStage = {
   name: 'cache-record',
   async run(ex, next) {
-    const plan = ex.state[STATE_KEY] as CachePlan | undefined;
+    const plan = ex.cachePlan;
     const cache = ex.ctx.guards?.cache;
     const upstream = ex.upstream;
     if (!plan || !cache || !upstream || !ex.format || upstream.statusCode !== 200) return next();

@@ -17,7 +17,8 @@ export interface UpstreamResponse {
 
 /**
  * One proxied request on its way through the pipeline. Stages read and
- * fill it in; later parts keep their own data in `state`.
+ * fill in its typed fields; what one stage leaves for a later one has a
+ * field of its own (`spliced`, `cachePlan`, `retrieval`).
  */
 export interface ProxyExchange {
   ctx: ServerContext;
@@ -63,8 +64,30 @@ export interface ProxyExchange {
   /** The `request.finished` event being filled in. */
   pending: PendingEvent;
   event: RequestFinishedEvent;
-  /** Free space for the data of later stages (cache key, budget reservation...). */
-  state: Record<string, unknown>;
+  /** The body `splice` wrote and its text (valid while `outBody` is still `spliced.body`). */
+  spliced: SplicedText | undefined;
+  /** Set by the guards on a cache miss: where `cache-record` stores the answer. */
+  cachePlan: CachePlan | undefined;
+  /** Set by `retrieval-tool` when it offered the tool: what the retrieval loop continues. */
+  retrieval: RetrievalState | undefined;
+}
+
+/** The spliced body and its text. */
+export interface SplicedText {
+  body: Buffer;
+  text: string;
+}
+
+/** Where the answer to a cache miss is stored. */
+export interface CachePlan {
+  key: string;
+}
+
+/** What the retrieval loop needs to continue a request upstream. */
+export interface RetrievalState {
+  /** The body as forwarded (with the retrieval tool). */
+  text: string;
+  format: ProviderFormat;
 }
 
 /** One step of the request pipeline; call `next()` to go on, or answer and return. */
@@ -77,18 +100,14 @@ export interface ProxyStage {
 export type StagePosition = { before: string } | { after: string };
 
 /**
- * The ordered stages of a proxied request:
- * `parse -> [guards, cache] -> compress -> splice -> forward -> [retrieval] -> relay`.
- * Later parts insert theirs by name, e.g. a rate limiter
- * `pipeline.insert(stage, { before: 'compress' })`, a cache
- * `{ before: 'compress' }` (answering hits itself, storing via
- * `responseTaps`/`onFinish`), a retrieval loop `{ after: 'forward' }` (it may
- * read `ex.upstream`, call `ex.callUpstream` again and replace `ex.upstream`).
+ * Runs the stages of a proxied request in order (`PROXY_STAGES`, listed in
+ * one place: `stage-list.ts`). `insert` adds a stage relative to a named
+ * one; the server never does, tests do to observe the seam.
  */
 export class ProxyPipeline {
   readonly stages: ProxyStage[];
 
-  constructor(stages: ProxyStage[]) {
+  constructor(stages: readonly ProxyStage[]) {
     this.stages = [...stages];
   }
 

@@ -6,7 +6,7 @@ import type { ServerContext } from '../context.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
 import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';
-import { upstreamRequestHeaders } from './upstream.js';
+import { upstreamCaller } from './upstream.js';
 
 type RoutedRequest = IncomingMessage & { path?: string; search?: string | null };
 
@@ -26,12 +26,6 @@ export function upstreamFor(
 } {
   const errorFormat = format ?? formatForPassthrough(path, req.headers);
   return { base: errorFormat.upstreamUrl(ctx.config), errorFormat };
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers['content-length'] !== undefined
-    ? req.headers['content-length'] !== '0'
-    : req.headers['transfer-encoding'] !== undefined;
 }
 
 /**
@@ -75,20 +69,15 @@ export async function handleProxy(
     outBody: Buffer.alloc(0),
     outEncoding: undefined,
     signal: controller.signal,
-    callUpstream: (body, encoding) =>
-      ctx.upstream.call({
-        url,
-        method: req.method ?? 'POST',
-        headers: upstreamRequestHeaders(req.rawHeaders, encoding),
-        body: body === req && !hasBody(req) ? undefined : body,
-        signal: controller.signal,
-      }),
+    callUpstream: upstreamCaller(ctx.upstream, req, url, controller.signal),
     upstream: undefined,
     responseTaps: [],
     onFinish: [],
     pending,
     event: pending.event,
-    state: {},
+    spliced: undefined,
+    cachePlan: undefined,
+    retrieval: undefined,
   };
   try {
     await ctx.pipeline.run(ex);

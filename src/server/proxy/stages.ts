@@ -90,15 +90,6 @@ export const compressStage: ProxyStage = {
   },
 };
 
-/** Where `splice` leaves the text of the body it wrote, so later stages need not decode it again. */
-export const SPLICED_TEXT = 'splice.text';
-
-/** The spliced body and its text (valid while `ex.outBody` is still `body`). */
-export interface SplicedText {
-  body: Buffer;
-  text: string;
-}
-
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
 export const spliceStage: ProxyStage = {
   name: 'splice',
@@ -111,7 +102,7 @@ export const spliceStage: ProxyStage = {
         ex.event.tokensBefore = r.tokens_before;
         if (spliced !== undefined) {
           ex.outBody = Buffer.from(spliced, 'utf8');
-          ex.state[SPLICED_TEXT] = { body: ex.outBody, text: spliced } satisfies SplicedText;
+          ex.spliced = { body: ex.outBody, text: spliced };
           ex.outEncoding = undefined;
           ex.event.tokensAfter = r.tokens_after;
           ex.event.tokensSaved = r.tokens_saved;
@@ -181,12 +172,3 @@ export const relayStage: ProxyStage = {
     if (tap) ex.event.usage = await tap.end();
   },
 };
-
-/** The built-in stages, in order. */
-export const DEFAULT_STAGES: ProxyStage[] = [
-  parseStage,
-  compressStage,
-  spliceStage,
-  forwardStage,
-  relayStage,
-];

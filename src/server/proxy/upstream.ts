@@ -1,8 +1,8 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { SvcError } from '../../errors.js';
-import type { UpstreamResponse } from './pipeline.js';
+import type { ProxyExchange, UpstreamResponse } from './pipeline.js';
 
 /** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus ones svc sets itself. */
 const HOP_BY_HOP = new Set([
@@ -154,5 +154,33 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
     async close() {
       if (loading) await (await loading).agent.destroy();
     },
+  };
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] !== undefined
+    ? req.headers['content-length'] !== '0'
+    : req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * How one proxied request calls its upstream (`ProxyExchange.callUpstream`):
+ * the client's method and headers to `url`, cancelled with `signal`. Called
+ * by `forward`, and again by the retrieval loop for its continuations.
+ */
+export function upstreamCaller(
+  client: UpstreamClient,
+  req: IncomingMessage,
+  url: string,
+  signal: AbortSignal,
+): ProxyExchange['callUpstream'] {
+  return function callUpstream(body, encoding) {
+    return client.call({
+      url,
+      method: req.method ?? 'POST',
+      headers: upstreamRequestHeaders(req.rawHeaders, encoding),
+      body: body === req && !hasBody(req) ? undefined : body,
+      signal,
+    });
   };
 }

@@ -4,9 +4,7 @@ import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { type ProviderFormat, sseEvents } from '../../formats/index.js';
-import type { RoutePlugin } from '../app.js';
-import type { ProxyExchange, ProxyStage, UpstreamResponse } from '../proxy/pipeline.js';
-import { SPLICED_TEXT, type SplicedText } from '../proxy/stages.js';
+import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
 import {
   answerCalls,
   appendRetrievalTurn,
@@ -15,15 +13,6 @@ import {
   retrievalToolEdit,
   toolsSpanAfterSplice,
 } from './tool.js';
-
-/** What the loop needs to continue a request upstream. */
-interface RetrievalState {
-  /** The body as forwarded (with the retrieval tool). */
-  text: string;
-  format: ProviderFormat;
-}
-
-const KEY = 'retrieval';
 
 function header(up: UpstreamResponse, name: string): string | undefined {
   const v = up.headers[name];
@@ -78,7 +67,7 @@ export const retrievalToolStage: ProxyStage = {
     if (!format || ex.skipCompression || !ex.json) return next();
     const spliced =
       ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
-    const known = ex.state[SPLICED_TEXT] as SplicedText | undefined;
+    const known = ex.spliced;
     const text = spliced
       ? known?.body === ex.outBody
         ? known.text
@@ -107,7 +96,7 @@ export const retrievalToolStage: ProxyStage = {
           : undefined;
     ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
-    ex.state[KEY] = { text: withTool, format } satisfies RetrievalState;
+    ex.retrieval = { text: withTool, format };
     return next();
   },
 };
@@ -190,7 +179,7 @@ function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamRes
 export const retrievalLoopStage: ProxyStage = {
   name: 'retrieval-loop',
   async run(ex, next) {
-    const state = ex.state[KEY] as RetrievalState | undefined;
+    const state = ex.retrieval;
     const upstream = ex.upstream;
     if (!state || !upstream || upstream.statusCode !== 200) return next();
     const type = header(upstream, 'content-type') ?? '';
@@ -198,10 +187,4 @@ export const retrievalLoopStage: ProxyStage = {
     else if (type.includes('json')) ex.upstream = await jsonLoop(ex, state, upstream);
     return next();
   },
-};
-
-/** Adds the retrieval stages to the proxy pipeline. */
-export const retrievalLoop: RoutePlugin = (_app, ctx) => {
-  ctx.pipeline.insert(retrievalToolStage, { after: 'splice' });
-  ctx.pipeline.insert(retrievalLoopStage, { after: 'forward' });
 };
