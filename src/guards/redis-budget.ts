@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log.js';
+import type { SharedStore } from '../store/redis.js';
 import {
   type Budget,
   type BudgetDecision,
@@ -8,9 +10,7 @@ import {
   roundUsd,
 } from './budget.js';
 import { BUDGET_PERIODS, type BudgetPeriod, periodEnd, periodStart } from './budget-periods.js';
-import type { Logger } from '../log.js';
 import { BudgetView, NANO, type Settlement, toNano } from './budget-view.js';
-import type { SharedStore } from '../store/redis.js';
 import { budgetCommands } from './redis-budget-script.js';
 
 /** A window's key outlives its window by a day (for inspection); only the current one is read. */

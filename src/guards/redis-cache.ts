@@ -1,12 +1,12 @@
+import type { Logger } from '../log.js';
+import type { SharedStore } from '../store/redis.js';
+import { type CacheReply, cacheCommands } from './redis-cache-script.js';
 import {
   type CachedResponse,
   cachedResponseSize,
   type ResponseCache,
   type ResponseCacheStats,
 } from './response-cache.js';
-import type { Logger } from '../log.js';
-import type { SharedStore } from '../store/redis.js';
-import { type CacheReply, cacheCommands } from './redis-cache-script.js';
 
 /** An entry as stored: its JSON head (without the body), a newline, the body bytes. */
 export function encodeCachedResponse(value: CachedResponse): Buffer {

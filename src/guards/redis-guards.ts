@@ -1,12 +1,12 @@
 import type { Config } from '../config/options.js';
-import type { BudgetLimits } from './budget.js';
-import { budgetStateLines } from './budget.js';
-import type { Guards } from './index.js';
 import type { Logger } from '../log.js';
 import type { SharedStore } from '../store/redis.js';
+import type { BudgetLimits } from './budget.js';
+import { budgetStateLines } from './budget.js';
 import { createRedisBudget } from './redis-budget.js';
 import { createRedisResponseCache } from './redis-cache.js';
 import { createRedisRateLimiter } from './redis-rate-limiter.js';
+import type { Guards } from './types.js';
 
 /** Options of `createRedisGuards`. */
 export interface RedisGuardsOptions {

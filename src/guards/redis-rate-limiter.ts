@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import type { Logger } from '../log.js';
+import type { SharedStore } from '../store/redis.js';
 import {
   createMemoryRateLimiter,
   type RateDecision,
@@ -7,8 +9,6 @@ import {
   type RateTicket,
 } from './rate-limiter.js';
 import { refill, type TokenBucket } from './token-bucket.js';
-import type { Logger } from '../log.js';
-import type { SharedStore } from '../store/redis.js';
 
 const MINUTE_MS = 60_000;
 

@@ -12,7 +12,10 @@ import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { connectSharedStore } from '../store/redis.js';
 import { VERSION } from '../version.js';
-import type { ServerContext } from './context.js';
+import type { RoutePlugin, ServerContext } from './context.js';
+
+export type { RoutePlugin } from './context.js';
+
 import { guardsPlugin } from './guards/plugin.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
@@ -27,9 +30,6 @@ import { healthRoutes } from './routes/health.js';
 import { retrieveRoutes } from './routes/retrieve.js';
 import { statsRoutes } from './routes/stats.js';
 import { toinPlugin } from './routes/toin.js';
-
-/** A part of the server: registers its routes and may extend the context. */
-export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
 const OWN_V1_PATHS = new Set(['/v1/compress', '/v1/retrieve', '/v1/toin']);

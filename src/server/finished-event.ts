@@ -1,16 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { isSvcError, SvcError } from '../errors.js';
 import type { RequestFinishedEvent } from '../events.js';
-import type { ServerContext } from './context.js';
+import type { PendingEvent, ServerContext } from './context.js';
 
-/**
- * A `request.finished` event being filled in while a request runs. `start`
- * is a `performance.now()` reading taken when the request arrived.
- */
-export interface PendingEvent {
-  event: RequestFinishedEvent;
-  start: number;
-}
+export type { PendingEvent } from './context.js';
 
 /** A new event with every field at its "nothing happened" value. */
 export function startEvent(

@@ -1,5 +1,5 @@
 import { createGuards } from '../../guards/index.js';
-import type { RoutePlugin } from '../app.js';
+import type { RoutePlugin } from '../context.js';
 import { settleHolds, takeHolds } from './holds.js';
 
 /**

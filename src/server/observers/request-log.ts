@@ -2,7 +2,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SvcError } from '../../errors.js';
 import type { RequestFinishedEvent } from '../../events.js';
-import type { RoutePlugin } from '../app.js';
+import type { RoutePlugin } from '../context.js';
 
 /**
  * One JSON line per request for `--log-file`: what happened and what it cost,

@@ -1,6 +1,5 @@
 import { arch, platform } from 'node:os';
-import type { RoutePlugin } from '../app.js';
-import type { ServerContext } from '../context.js';
+import type { RoutePlugin, ServerContext } from '../context.js';
 
 /** How often aggregates are sent while running (also once at shutdown). */
 export const TELEMETRY_INTERVAL_MS = 6 * 60 * 60 * 1000;

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FORMATS, formatForPassthrough, type ProviderFormat } from '../../formats/index.js';
-import type { RoutePlugin } from '../app.js';
 import { keyHash, requestKey } from '../auth.js';
-import type { ServerContext } from '../context.js';
+import type { RoutePlugin, ServerContext } from '../context.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
 import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';

@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { SvcError } from '../../errors.js';
-import type { ProxyExchange, UpstreamResponse } from './pipeline.js';
+import type { ProxyExchange, UpstreamClient } from '../context.js';
+
+export type { UpstreamCall, UpstreamClient } from '../context.js';
 
 /** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus ones svc sets itself. */
 const HOP_BY_HOP = new Set([
@@ -96,24 +97,6 @@ export function upstreamError(err: unknown, url: string): SvcError {
       cause: err,
     },
   );
-}
-
-/** One upstream request: where, how, and the signal that cancels it. */
-export interface UpstreamCall {
-  url: string;
-  method: string;
-  headers: string[];
-  body: Buffer | Readable | undefined;
-  signal: AbortSignal;
-}
-
-/** Calls upstreams through one undici Agent (keep-alive pools per origin, svc's timeouts). */
-export interface UpstreamClient {
-  /** Throws SvcError (502/504) when the upstream cannot be reached; rethrows the abort when the client left. */
-  call(call: UpstreamCall): Promise<UpstreamResponse>;
-  /** Loads undici ahead of the first request (it is imported lazily to keep start-up fast). */
-  warm(): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** An upstream client whose undici Agent is created on first use. */

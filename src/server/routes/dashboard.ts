@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DashboardAsset, loadDashboardAssets } from '../../dashboard/assets.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
-import type { RoutePlugin } from '../app.js';
+import type { RoutePlugin } from '../context.js';
 import { sendError } from '../respond.js';
 
 /**

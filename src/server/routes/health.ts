@@ -1,4 +1,4 @@
-import type { RoutePlugin } from '../app.js';
+import type { RoutePlugin } from '../context.js';
 import { sendJson } from '../respond.js';
 
 /**

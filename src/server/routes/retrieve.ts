@@ -4,9 +4,8 @@ import { retrieve } from '../../ccr/retrieve.js';
 import { isSvcError, SvcError } from '../../errors.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
 import { toinView } from '../../toin/view.js';
-import type { RoutePlugin } from '../app.js';
 import { isAcceptedKey, requestKey } from '../auth.js';
-import type { ServerContext } from '../context.js';
+import type { RoutePlugin, ServerContext } from '../context.js';
 import { readBody } from '../read-body.js';
 import { sendJson, sendSvcError } from '../respond.js';
 

@@ -12,8 +12,7 @@ import { RedisSavingsStore, type SavingsStore } from '../../stats/redis-savings.
 import { zeroAmount } from '../../stats/savings-data.js';
 import { SavingsFile } from '../../stats/savings-store.js';
 import { buildStatsRecord, RECENT_HISTORY_SIZE, type StatsRecord } from '../../stats/stats-record.js';
-import type { RoutePlugin } from '../app.js';
-import type { ServerContext } from '../context.js';
+import type { RoutePlugin, ServerContext } from '../context.js';
 import { sendError, sendJson } from '../respond.js';
 
 /** Models whose missing price has been logged (one note each, bounded). */

@@ -1,6 +1,6 @@
 import { openRedisToinStore } from '../../toin/redis-store.js';
 import { openToinStore } from '../../toin/store.js';
-import type { RoutePlugin } from '../app.js';
+import type { RoutePlugin } from '../context.js';
 import { queryFields } from './retrieve.js';
 
 /** How often the proxy writes what TOIN learned (also on shutdown). */
