@@ -62,6 +62,38 @@ export function valueEnd(text: string, i: number): number {
   return j;
 }
 
+/** Spans of the items of the array that starts at `open` (a `[`). Assumes valid JSON. */
+export function arrayItemSpans(text: string, open: number): Span[] {
+  const spans: Span[] = [];
+  let k = skipWs(text, open + 1);
+  if (text[k] === ']') return spans;
+  while (k < text.length) {
+    const end = valueEnd(text, k);
+    spans.push({ start: k, end });
+    k = skipWs(text, end);
+    if (text[k] !== ',') break;
+    k = skipWs(text, k + 1);
+  }
+  return spans;
+}
+
+/** Spans of the top-level members of the object at `open` (a `{`): key and value. Assumes valid JSON. */
+export function objectMemberSpans(text: string, open: number): Array<{ key: string; value: Span }> {
+  const out: Array<{ key: string; value: Span }> = [];
+  let k = skipWs(text, open + 1);
+  while (k < text.length && text[k] === '"') {
+    const keyEnd = stringEnd(text, k);
+    const key = JSON.parse(text.slice(k, keyEnd)) as string;
+    k = skipWs(text, skipWs(text, keyEnd) + 1); // past ':'
+    const end = valueEnd(text, k);
+    out.push({ key, value: { start: k, end } });
+    k = skipWs(text, end);
+    if (text[k] !== ',') break;
+    k = skipWs(text, k + 1);
+  }
+  return out;
+}
+
 /** A parsed value guiding the scan, or NO_VALUE when not known (then the text is scanned). */
 type Known = unknown;
 

@@ -1,9 +1,16 @@
-import { arrayItemSpans, objectMemberSpans } from '../../ccr/json-spans.js';
 import { retrieve } from '../../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { isSvcError } from '../../errors.js';
 import type { ProviderFormat, ToolAnswer } from '../../formats/index.js';
-import { applyJsonEdits, JsonEdits, memberSpans, type Span, type SpanHints } from '../../json/spans.js';
+import {
+  applyJsonEdits,
+  arrayItemSpans,
+  JsonEdits,
+  memberSpans,
+  objectMemberSpans,
+  type Span,
+  type SpanHints,
+} from '../../json/spans.js';
 import type { ServerContext } from '../context.js';
 
 /** Rounds of retrieval the proxy answers for one request before it lets the model's answer through. */
@@ -83,12 +90,12 @@ export function retrievalToolEdit(
   }
   const open = text.indexOf('{');
   const member = objectMemberSpans(text, open).find((m) => m.key === 'tools');
-  if (member && text[member.value[0]] === '[') {
-    const items = arrayItemSpans(text, member.value[0]);
-    const at = items.length > 0 ? items[items.length - 1]![1] : member.value[0] + 1;
+  if (member && text[member.value.start] === '[') {
+    const items = arrayItemSpans(text, member.value.start);
+    const at = items.length > 0 ? items[items.length - 1]!.end : member.value.start + 1;
     return { start: at, end: at, insert: `${items.length > 0 ? ',' : ''}${tool}` };
   }
-  if (member) return { start: member.value[0], end: member.value[1], insert: `[${tool}]` };
+  if (member) return { start: member.value.start, end: member.value.end, insert: `[${tool}]` };
   return appendMember;
 }
 
