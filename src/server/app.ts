@@ -42,7 +42,7 @@ function isOwnV1Path(path: string): boolean {
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [
   healthRoutes,
-  statsRoutes, // before observers that read event.costUsd (budget, logs)
+  statsRoutes, // sets ctx.pricing, with which every event is priced before it is emitted
   guardsPlugin,
   compressRoutes,
   proxyRoutes,

@@ -1,7 +1,7 @@
 import { isSvcError } from '../../errors.js';
 import type { RequestFinishedEvent } from '../../events.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
-import { countsAsSaving, priceRequest } from '../../stats/cost.js';
+import { costOf, countsAsSaving } from '../../stats/cost.js';
 import { createFleetStats } from '../../stats/fleet-stats.js';
 import { parseHistoryExport, renderHistory } from '../../stats/history-export.js';
 import { buildHistoryRecord } from '../../stats/history-record.js';
@@ -28,10 +28,8 @@ function subscribe(
   const noted = new Set<string>();
   ctx.bus.on('request.finished', function statsSubscriber(event: RequestFinishedEvent) {
     try {
-      const priced = priceRequest(pricing, event);
-      // Observers after this one (logs, budget settlement) read the figures off the event.
-      event.costUsd = priced.costUsd;
-      event.savingsUsd = priced.savingsUsd;
+      // The event was priced once before it was emitted (`emitFinished`).
+      const priced = costOf(pricing, event);
       const model = event.model?.slice(0, 100);
       if (
         priced.modelKey === undefined &&
