@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import type { Config } from '../config/options.js';
 import type { Logger } from '../log.js';
 import type { SharedStore } from '../store/redis.js';
-import { type Budget, type BudgetLimits, budgetStateLines, createMemoryBudget } from './budget.js';
+import { type BudgetLimits, budgetStateLines, createMemoryBudget } from './budget.js';
 import { createBudgetFile } from './budget-file.js';
-import { createMemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { createMemoryRateLimiter } from './rate-limiter.js';
 import { createRedisGuards } from './redis-guards.js';
-import { createMemoryResponseCache, type ResponseCache } from './response-cache.js';
+import { createMemoryResponseCache } from './response-cache.js';
 import type { Guards } from './types.js';
 
 export * from './budget.js';

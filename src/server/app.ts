@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import polka, { type Polka } from 'polka';
+import polka from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';

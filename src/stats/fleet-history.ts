@@ -1,7 +1,7 @@
 import { silentLogger } from '../log.js';
+import { connectSharedStore } from '../store/redis.js';
 import type { LoadedHistory } from './history-load.js';
 import { buildHistoryRecord } from './history-record.js';
-import { connectSharedStore } from '../store/redis.js';
 import { RedisSavingsStore } from './redis-savings.js';
 
 /**

@@ -1,5 +1,7 @@
 import { type Logger, silentLogger } from '../log.js';
+import type { SharedStore } from '../store/redis.js';
 import { iso, PERIODS, type Period, periodStart, periodsBack } from './periods.js';
+import { savingsCommands } from './redis-savings-script.js';
 import {
   addToDelta,
   applyDelta,
@@ -15,8 +17,6 @@ import {
   zeroAmount,
 } from './savings-data.js';
 import type { SavingsView } from './savings-store.js';
-import type { SharedStore } from '../store/redis.js';
-import { savingsCommands } from './redis-savings-script.js';
 
 /** What the stats part needs of a savings store: the savings file, or the fleet's totals in Redis. */
 export interface SavingsStore {

@@ -1,10 +1,10 @@
 import type { ShapeObservation, ToinAdvice } from '../engine/context/types.js';
 import type { Logger } from '../log.js';
+import type { SharedStore } from '../store/redis.js';
 import { adviceFrom } from './advice.js';
+import { toinCommands } from './redis-store-script.js';
 import { newObservationFilter, type ToinStore } from './store.js';
 import { emptyToin, MAX_HASHES, MAX_SHAPES, type ShapeRecord, type ToinData } from './types.js';
-import type { SharedStore } from '../store/redis.js';
-import { toinCommands } from './redis-store-script.js';
 
 /** How long the fleet remembers that a piece of content was counted (s). */
 const SEEN_TTL_S = 24 * 3600;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyJsonEdits, JsonEdits } from '../../src/json/spans.js';
 import { PrefixParser } from '../../src/json/prefix-parse.js';
+import { applyJsonEdits, JsonEdits } from '../../src/json/spans.js';
 
 /** A conversation of `n` messages: alternating tool calls and (long) results. */
 function conversation(n: number, mark?: number): unknown[] {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
-import { type ProviderFormat, sseEvents } from '../../formats/index.js';
+import { sseEvents } from '../../formats/index.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
 import {
   answerCalls,
