@@ -130,3 +130,8 @@ export function matchQuery(original: string, query: string): QueryResult {
   const { kept, mode } = select(lines, plain, (line, term) => line.toLowerCase().includes(term.value));
   return { content: kept.join('\n'), unit: 'lines', matched: kept.length, total: lines.length, mode, fields };
 }
+
+/** Field names a retrieval query asked for (`field=value` terms), for TOIN. */
+export function queryFields(query: string | undefined): string[] {
+  return query ? [...new Set(parseQuery(query).flatMap((t) => (t.field ? [t.field] : [])))] : [];
+}

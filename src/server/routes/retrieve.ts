@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseQuery } from '../../ccr/query.js';
 import { retrieve } from '../../ccr/retrieve.js';
 import { isSvcError, SvcError } from '../../errors.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
@@ -100,8 +99,3 @@ export const retrieveRoutes: RoutePlugin = (app, ctx) => {
     }),
   );
 };
-
-/** Field names a retrieval query asked for (`field=value` terms), for TOIN. */
-export function queryFields(query: string | undefined): string[] {
-  return query ? [...new Set(parseQuery(query).flatMap((t) => (t.field ? [t.field] : [])))] : [];
-}

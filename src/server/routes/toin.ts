@@ -1,7 +1,7 @@
+import { queryFields } from '../../ccr/query.js';
 import { openRedisToinStore } from '../../toin/redis-store.js';
 import { openToinStore } from '../../toin/store.js';
 import type { RoutePlugin } from '../context.js';
-import { queryFields } from './retrieve.js';
 
 /** How often the proxy writes what TOIN learned (also on shutdown). */
 export const TOIN_FLUSH_MS = 5000;
