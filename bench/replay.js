@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Table from 'cli-table3';
-import { arrayItemSpans, objectMemberSpans } from '../dist/src/ccr/json-spans.js';
 import { resolveConfig } from '../dist/src/config/index.js';
+import { arrayItemSpans, objectMemberSpans } from '../dist/src/json/spans.js';
 import { silentLogger } from '../dist/src/log.js';
 import { createSvcServer } from '../dist/src/server/app.js';
 import { buildSession, KINDS, toMessagesBody } from '../fixtures/lib/conversation.js';
@@ -96,8 +96,8 @@ function startMock() {
 function messagesPrefix(text) {
   const members = objectMemberSpans(text, text.indexOf('{'));
   const messages = members.find((m) => m.key === 'messages');
-  const items = arrayItemSpans(text, messages.value[0]);
-  return text.slice(0, items.at(-1)[1]);
+  const items = arrayItemSpans(text, messages.value.start);
+  return text.slice(0, items.at(-1).end);
 }
 
 const quantile = (xs, q) => {

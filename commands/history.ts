@@ -1,11 +1,11 @@
 import { Command, Flags } from '@oclif/core';
 import { configFlags, resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
+import { loadFleetHistory } from '../src/stats/fleet-history.js';
 import { renderHistory } from '../src/stats/history-export.js';
 import { type LoadedHistory, loadHistory } from '../src/stats/history-load.js';
 import { type HistoryRecord, SERIES_NAMES, type SeriesName } from '../src/stats/history-record.js';
 import { writeFileAtomic } from '../src/stats/savings-adapter.js';
-import { loadFleetHistory } from '../src/store/fleet-history.js';
 
 /** `svc history`: the durable savings history, read from the savings file (no server needed). */
 export default class History extends Command {

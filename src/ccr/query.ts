@@ -1,4 +1,4 @@
-import { arrayItemSpans, objectMemberSpans, type Span } from './json-spans.js';
+import { arrayItemSpans, objectMemberSpans, type Span } from '../json/spans.js';
 
 /** What a query kept of a stored original. */
 export interface QueryResult {
@@ -65,9 +65,9 @@ function targetArray(text: string): { open: number; path?: string } | undefined 
   if (text[start] !== '{') return undefined;
   let best: { open: number; path: string; count: number } | undefined;
   for (const member of objectMemberSpans(text, start)) {
-    if (text[member.value[0]] !== '[') continue;
-    const count = arrayItemSpans(text, member.value[0]).length;
-    if (!best || count > best.count) best = { open: member.value[0], path: member.key, count };
+    if (text[member.value.start] !== '[') continue;
+    const count = arrayItemSpans(text, member.value.start).length;
+    if (!best || count > best.count) best = { open: member.value.start, path: member.key, count };
   }
   return best && { open: best.open, path: best.path };
 }
@@ -103,7 +103,7 @@ export function matchQuery(original: string, query: string): QueryResult {
   if (target) {
     const spans = arrayItemSpans(original, target.open);
     const test = (span: Span, term: Term) => {
-      const raw = original.slice(span[0], span[1]);
+      const raw = original.slice(span.start, span.end);
       let cache: unknown;
       return itemMatches(raw, term, () => {
         cache ??= JSON.parse(raw);
@@ -111,7 +111,7 @@ export function matchQuery(original: string, query: string): QueryResult {
       });
     };
     const { kept, mode } = select(spans, terms, test);
-    const content = `[${kept.map((s) => original.slice(s[0], s[1])).join(',')}]`;
+    const content = `[${kept.map((s) => original.slice(s.start, s.end)).join(',')}]`;
     const result: QueryResult = {
       content,
       unit: 'items',
@@ -129,4 +129,9 @@ export function matchQuery(original: string, query: string): QueryResult {
   );
   const { kept, mode } = select(lines, plain, (line, term) => line.toLowerCase().includes(term.value));
   return { content: kept.join('\n'), unit: 'lines', matched: kept.length, total: lines.length, mode, fields };
+}
+
+/** Field names a retrieval query asked for (`field=value` terms), for TOIN. */
+export function queryFields(query: string | undefined): string[] {
+  return query ? [...new Set(parseQuery(query).flatMap((t) => (t.field ? [t.field] : [])))] : [];
 }

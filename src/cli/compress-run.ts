@@ -5,7 +5,6 @@ import { isSvcError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { type CompressFn, type CompressOutput, compressInput } from './compress-input.js';
 import type { InputFormatChoice } from './detect-input.js';
-import { engineOptionsFromConfig } from './engine-options.js';
 import { openFileSink, stdoutSink } from './output.js';
 import { planInputs, readSource } from './read-input.js';
 import { type CompressSavingsRecord, recordCompressSavings } from './record-savings.js';
@@ -92,9 +91,7 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
 
   let plan: Awaited<ReturnType<typeof planInputs>>;
   let sink: Awaited<ReturnType<typeof openFileSink>>;
-  let engine: ReturnType<typeof engineOptionsFromConfig>;
   try {
-    engine = engineOptionsFromConfig(config);
     plan = await planInputs(options.files);
     sink = options.output ? await openFileSink(options.output) : stdoutSink();
   } catch (err) {
@@ -110,7 +107,7 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
         where: source.label,
         inputFormat: options.inputFormat,
         model: options.model,
-        engine,
+        config,
         ccr: openCcr,
         compress,
         warn,

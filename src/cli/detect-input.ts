@@ -1,12 +1,12 @@
 import { SvcError } from '../errors.js';
-import { validateChatMessages, validateMessagesFormat } from './validate-input.js';
+import { DEFAULT_FORMAT, FORMATS, type FormatName, formatSignals } from '../formats/index.js';
 
-/** The two message formats `svc compress` reads and writes. */
-export type InputFormat = 'chat' | 'messages';
+/** The provider formats `svc compress` reads and writes (every one the proxy speaks). */
+export type InputFormat = FormatName;
 
 /** What `--input-format` accepts. */
-export const INPUT_FORMATS = ['auto', 'chat', 'messages'] as const;
-export type InputFormatChoice = (typeof INPUT_FORMATS)[number];
+export const INPUT_FORMATS = ['auto', ...(Object.keys(FORMATS) as FormatName[])] as const;
+export type InputFormatChoice = 'auto' | FormatName;
 
 /** A parsed, validated input of `svc compress`. */
 export interface DetectedInput {
@@ -21,24 +21,6 @@ export interface DetectedInput {
   reason: string;
 }
 
-/** Block types only the messages format has. */
-const MESSAGES_BLOCKS = new Set([
-  'tool_use',
-  'tool_result',
-  'thinking',
-  'redacted_thinking',
-  'server_tool_use',
-  'web_search_tool_result',
-  'document',
-  'search_result',
-  'mcp_tool_use',
-  'mcp_tool_result',
-  'container_upload',
-]);
-/** Roles and parts only the chat format has. */
-const CHAT_ROLES = new Set(['system', 'developer', 'tool', 'function']);
-const CHAT_PARTS = new Set(['image_url', 'input_audio', 'file']);
-
 function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -48,34 +30,13 @@ function typeName(value: unknown): string {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The first place that marks the messages as one format or the other. */
-function findSignals(messages: unknown[], body: Record<string, unknown> | undefined, prefix: string) {
-  let chat: string | undefined;
-  let anthropic: string | undefined = body && 'system' in body ? 'the top-level "system" field' : undefined;
-  messages.forEach((msg, i) => {
-    if (!isObject(msg)) return;
-    const at = `${prefix}[${i}]`;
-    if (!chat && typeof msg.role === 'string' && CHAT_ROLES.has(msg.role)) chat = `${at}.role "${msg.role}"`;
-    if (!chat && 'tool_calls' in msg) chat = `${at}.tool_calls`;
-    if (!chat && 'tool_call_id' in msg) chat = `${at}.tool_call_id`;
-    if (!Array.isArray(msg.content)) return;
-    msg.content.forEach((part, j) => {
-      const type = isObject(part) ? part.type : undefined;
-      if (typeof type !== 'string') return;
-      if (!anthropic && MESSAGES_BLOCKS.has(type)) anthropic = `${at}.content[${j}] (${type})`;
-      if (!anthropic && type === 'image' && 'source' in part)
-        anthropic = `${at}.content[${j}] (image source)`;
-      if (!chat && CHAT_PARTS.has(type)) chat = `${at}.content[${j}] (${type})`;
-    });
-  });
-  return { chat, anthropic };
-}
-
 /**
- * Works out what an input is: a chat-completions body `{model, messages}`,
- * a bare messages array, or a messages-format body (content blocks with
- * `tool_use` / `tool_result`, a top-level `system`). Plain text
- * conversations read the same in both formats and are taken as chat.
+ * Works out what an input is: a request body `{model, messages}` or a bare
+ * messages array, in the format whose signals it carries
+ * (`formatSignals`: content blocks with `tool_use` / `tool_result` or a
+ * top-level `system` for the messages format). Plain text conversations read
+ * the same in every format and are taken as the default (chat). The shape
+ * check is the format's own (`checkShape`).
  * Throws SVC_BAD_INPUT naming the place (`convo.json: messages[3].role: ...`).
  */
 export function detectInput(
@@ -117,24 +78,16 @@ export function detectInput(
     format = choice;
     reason = `--input-format ${choice}`;
   } else {
-    const { chat, anthropic } = findSignals(messages, body, prefix);
-    if (chat && anthropic) {
-      throw new SvcError(
-        'SVC_BAD_INPUT',
-        `${where}: mixes chat format (${chat}) and messages format (${anthropic}); choose one with --input-format`,
-      );
+    const signals = formatSignals(messages, body, prefix);
+    if (signals.length > 1) {
+      const named = signals.map((s) => `${s.format.name} format (${s.where})`).join(' and ');
+      throw new SvcError('SVC_BAD_INPUT', `${where}: mixes ${named}; choose one with --input-format`);
     }
-    format = anthropic ? 'messages' : 'chat';
-    reason = anthropic
-      ? `messages format: ${anthropic}`
-      : chat
-        ? `chat format: ${chat}`
-        : 'plain text messages';
+    const found = signals[0];
+    format = found ? found.format.name : DEFAULT_FORMAT.name;
+    reason = found ? `${found.format.name} format: ${found.where}` : 'plain text messages';
   }
-  const problem =
-    format === 'chat'
-      ? validateChatMessages(messages, prefix)
-      : validateMessagesFormat(messages, body?.system, prefix);
+  const problem = FORMATS[format].checkShape(messages, body, prefix);
   if (problem) throw new SvcError('SVC_BAD_INPUT', `${where}: ${problem}`);
   const model = typeof body?.model === 'string' && body.model !== '' ? body.model : undefined;
   return { format, body, messages, model, reason };

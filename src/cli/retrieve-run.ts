@@ -1,11 +1,10 @@
 import { once } from 'node:events';
 import { openFileCcrStore } from '../ccr/index.js';
-import { matchQuery } from '../ccr/query.js';
+import { matchQuery, queryFields } from '../ccr/query.js';
 import type { CcrStore } from '../ccr/store.js';
 import { resolveConfig } from '../config/resolve.js';
 import { isContentHash } from '../engine/hash.js';
 import { isSvcError } from '../errors.js';
-import { queryFields } from '../server/retrieve.js';
 import { openToinStore } from '../toin/store.js';
 
 export interface RetrieveOptions {

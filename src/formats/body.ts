@@ -14,3 +14,13 @@ export function badBody(field: string, message: string): never {
 export function intField(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
+
+/** Parses tool-call arguments (a JSON text); a model's malformed JSON becomes an empty input. */
+export function parseToolArguments(json: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(json || '{}') as unknown;
+    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,24 +1,52 @@
 import { badBody, intField, isObject } from './body.js';
-import { chatFormat } from './chat.js';
-import { messagesFormat } from './messages.js';
-import type { ParsedRequest, ProviderFormat } from './types.js';
+import { chatFormat } from './chat/index.js';
+import { messagesFormat } from './messages/index.js';
+import type { FormatName, ParsedRequest, ProviderFormat } from './types.js';
 
-export { applyJsonEdits, JsonEdits, type JsonPath } from './json-spans.js';
+export { applyJsonEdits, JsonEdits, type JsonPath } from '../json/spans.js';
 export { spliceRequest, UnspliceableError } from './splice.js';
-export { createSseTap } from './sse.js';
+export { createSseTap, sseEvents } from './sse.js';
 export type {
   ChatOrigin,
   FormatName,
+  OwnToolCall,
+  OwnToolCalls,
   ParsedRequest,
   ProviderFormat,
   ResponseToolCall,
+  SseEvent,
+  SseEventKind,
   SseUsageReader,
+  StreamRelay,
+  ToolAnswer,
   ToolSpec,
 } from './types.js';
 export { chatFormat, messagesFormat };
 
-/** Every provider format, by name. */
-export const FORMATS = { messages: messagesFormat, chat: chatFormat } as const;
+/**
+ * Every provider format, by name. A new name in `FormatName` does not
+ * compile until its format is registered here (and, through
+ * `ProviderFormat`, complete); this is the one registration line per provider.
+ */
+export const FORMATS: Readonly<Record<FormatName, ProviderFormat>> = {
+  messages: messagesFormat,
+  chat: chatFormat,
+};
+
+/**
+ * The format of svc's own endpoints' errors (`/v1/compress`, `/v1/retrieve`,
+ * 404s) and of `/v1` requests no format claims: the OpenAI shape, which most
+ * clients read.
+ */
+export const DEFAULT_FORMAT: ProviderFormat = chatFormat;
+
+/** The format whose upstream takes a `/v1` request svc does not parse (`DEFAULT_FORMAT` when none claims it). */
+export function formatForPassthrough(
+  path: string,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): ProviderFormat {
+  return Object.values(FORMATS).find((f) => f.claimsPassthrough?.(path, headers)) ?? DEFAULT_FORMAT;
+}
 
 /** The format served at `path` (`/v1/messages`, `/v1/chat/completions`), if any. */
 export function formatForPath(path: string): ProviderFormat | undefined {
@@ -47,4 +75,27 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     origins,
     body,
   };
+}
+
+/** Where a body shows it is in one format (`ProviderFormat.signal`). */
+export interface FormatSignal {
+  format: ProviderFormat;
+  where: string;
+}
+
+/**
+ * The signals every format finds in a body, `DEFAULT_FORMAT`'s first. One
+ * signal names the body's format; none: plain text, read as the default;
+ * several: the body mixes formats.
+ */
+export function formatSignals(
+  messages: readonly unknown[],
+  body: Record<string, unknown> | undefined,
+  prefix: string,
+): FormatSignal[] {
+  const order = [DEFAULT_FORMAT, ...Object.values(FORMATS).filter((f) => f !== DEFAULT_FORMAT)];
+  return order.flatMap((format) => {
+    const where = format.signal(messages, body, prefix);
+    return where === undefined ? [] : [{ format, where }];
+  });
 }

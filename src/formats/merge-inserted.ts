@@ -1,6 +1,6 @@
 import { contentText } from '../engine/tokens.js';
 import type { EngineOutput } from '../engine/types.js';
-import type { JsonEdits } from './json-spans.js';
+import type { JsonEdits } from '../json/spans.js';
 import type { ParsedRequest, ProviderFormat } from './types.js';
 
 type BodyMessage = { role?: unknown; content?: unknown };

@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import { applyJsonEdits, detached, JsonEdits, type SpanHints } from './json-spans.js';
+import { applyJsonEdits, detached, JsonEdits, type SpanHints } from '../json/spans.js';
 import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage } from '../events.js';
-import type { JsonPath } from './json-spans.js';
+import type { JsonPath } from '../json/spans.js';
 
 /** The provider formats svc speaks. */
 export type FormatName = 'messages' | 'chat';
@@ -73,6 +73,26 @@ export interface ProviderFormat {
   path: string;
   /** Converts a parsed body to chat messages with their origins. Throws SvcError for a shape it cannot read. */
   toChat(body: Record<string, unknown>): Pick<ParsedRequest, 'messages' | 'origins'>;
+  /**
+   * Where a body shows it is in this format (`messages[3].content[0]
+   * (tool_use)`), for telling formats apart when the client does not say
+   * (`svc compress --input-format auto`); undefined when nothing does.
+   */
+  signal(
+    messages: readonly unknown[],
+    body: Record<string, unknown> | undefined,
+    prefix: string,
+  ): string | undefined;
+  /**
+   * The first shape problem of a body's messages (and its other fields) as
+   * `path: what is wrong`, or undefined. Stricter than `toChat`, in words a
+   * person can act on (`svc compress` reports it); `prefix` starts each path.
+   */
+  checkShape(
+    messages: readonly unknown[],
+    body: Record<string, unknown> | undefined,
+    prefix: string,
+  ): string | undefined;
   /** A message the engine inserted (a drop marker), in this format. */
   fromChat(message: ChatMessage): unknown;
   /** Path of the messages array in the body. */
@@ -86,8 +106,20 @@ export interface ProviderFormat {
   usageFromJson(body: unknown): ReportedUsage | undefined;
   /** A reader of usage from this provider's SSE stream. */
   createSseUsageReader(): SseUsageReader;
-  /** The error shape svc answers in for this format (see `sendSvcError`). */
-  errorShape: FormatName;
+  /** The upstream base URL (up to and including `/v1`) requests in this format go to. */
+  upstreamUrl(urls: UpstreamUrls): string;
+  /**
+   * For `/v1` paths svc does not parse (token counting, models, batches...):
+   * true when this format's upstream takes the request. The first format
+   * that claims it wins; unclaimed requests go to `DEFAULT_FORMAT`'s.
+   */
+  claimsPassthrough?(path: string, headers: Readonly<Record<string, string | string[] | undefined>>): boolean;
+  /** An error body in this provider's shape (svc's own errors: 402, 429, 4xx, 5xx). */
+  errorBody(type: string, message: string, extra: Record<string, unknown>): unknown;
+  /** The provider's error type for an HTTP status (`invalid_request_error`...). */
+  errorType(status: number): string;
+  /** Fields this shape adds to an svc error (the chat shape's `code` and `param`). */
+  svcErrorFields(err: SvcErrorLike): Record<string, unknown>;
   /** The tool definition in this provider's `tools` array. */
   toolDefinition(tool: ToolSpec): unknown;
   /** Tool calls in a complete (non-streaming) JSON response. */
@@ -97,4 +129,84 @@ export interface ProviderFormat {
    * the assistant turn as the provider returned it, then the results.
    */
   continuation(body: unknown, results: Array<{ id: string; content: string }>): unknown[];
+  /**
+   * The calls of svc's own tool `toolName` in a complete JSON response, and
+   * the assistant turn to append before answering them (the model's turn
+   * with only those calls: calls of the client's tools are left out).
+   */
+  ownToolCalls(body: Record<string, unknown>, toolName: string): OwnToolCalls;
+  /** A final response with the calls of `toolName` taken out (the client never sees a tool it did not offer). */
+  withoutOwnToolCalls(body: Record<string, unknown>, toolName: string): Record<string, unknown>;
+  /** The messages that carry answers to tool calls, appended after the assistant turn. */
+  toolResults(answers: readonly ToolAnswer[]): unknown[];
+  /** How a stream ends: its final event, an error event, or ordinary data. */
+  classifySseEvent(event: { event?: string | undefined; data: string }): SseEventKind;
+  /** A relay of one streamed response that hides the rounds calling `toolName` (the retrieval loop). */
+  createStreamRelay(toolName: string): StreamRelay;
+}
+
+/** The upstream base URLs of the configuration. */
+export interface UpstreamUrls {
+  messagesApiUrl: string;
+  compatApiUrl: string;
+}
+
+/** What an error body needs of an svc error. */
+export interface SvcErrorLike {
+  code: string;
+  status: number;
+  message: string;
+  details?: Record<string, unknown> | undefined;
+}
+
+/** A call of a tool svc offers itself (the retrieval tool). */
+export interface OwnToolCall {
+  id: string;
+  input: Record<string, unknown>;
+}
+
+/** What a response asked of svc's own tool. */
+export interface OwnToolCalls {
+  calls: OwnToolCall[];
+  /** The model's turn to append before the answers (only meaningful when `calls` is not empty). */
+  assistant: Record<string, unknown>;
+}
+
+/** svc's answer to one call of its tool. */
+export interface ToolAnswer {
+  id: string;
+  text: string;
+  error: boolean;
+}
+
+/** What one server-sent event is to a cache: the end of a clean stream, a failure, or data. */
+export type SseEventKind = 'final' | 'error' | 'data';
+
+/** One server-sent event: its raw text (relayed as is) and its fields. */
+export interface SseEvent {
+  raw: string;
+  event: string | undefined;
+  data: string;
+}
+
+/** What one streamed round of the model asked of svc's tool. */
+export interface RoundResult {
+  calls: OwnToolCall[];
+  /** The model's turn to append before the answers (only when `calls` is not empty). */
+  assistant: Record<string, unknown>;
+}
+
+/**
+ * Relays the rounds of one streamed response to the client as one answer:
+ * text and thinking go out as they arrive; tool calls are held until the
+ * round ends. A round that called svc's tool is not shown (its calls are
+ * answered and the conversation continues upstream); the last round is,
+ * with those calls taken out.
+ */
+export interface StreamRelay {
+  round(
+    events: AsyncIterable<SseEvent>,
+    last: boolean,
+    write: (text: string) => Promise<void>,
+  ): Promise<RoundResult>;
 }

@@ -2,11 +2,12 @@ import { join } from 'node:path';
 import type { Config } from '../config/options.js';
 import type { Logger } from '../log.js';
 import type { SharedStore } from '../store/redis.js';
-import { createRedisGuards } from '../store/redis-guards.js';
-import { type Budget, type BudgetLimits, budgetStateLines, createMemoryBudget } from './budget.js';
+import { type BudgetLimits, budgetStateLines, createMemoryBudget } from './budget.js';
 import { createBudgetFile } from './budget-file.js';
-import { createMemoryRateLimiter, type RateLimiter } from './rate-limiter.js';
-import { createMemoryResponseCache, type ResponseCache } from './response-cache.js';
+import { createMemoryRateLimiter } from './rate-limiter.js';
+import { createRedisGuards } from './redis-guards.js';
+import { createMemoryResponseCache } from './response-cache.js';
+import type { Guards } from './types.js';
 
 export * from './budget.js';
 export * from './budget-file.js';
@@ -16,18 +17,7 @@ export * from './cost-estimate.js';
 export * from './rate-limiter.js';
 export * from './response-cache.js';
 export * from './response-recorder.js';
-
-/** The three guards of one server. An absent one is disabled. */
-export interface Guards {
-  /** Undefined with `--no-cache`. */
-  cache: ResponseCache | undefined;
-  /** Undefined with `--no-rate-limit`. */
-  rateLimiter: RateLimiter | undefined;
-  /** Always present: spend is tracked even with no limit set. */
-  budget: Budget;
-  /** Writes pending state (the budget file); run on shutdown. */
-  close(): Promise<void>;
-}
+export type { Guards } from './types.js';
 
 /** File under the svc home that keeps the budget's spend across restarts. */
 export const BUDGET_FILE_NAME = 'budget.json';

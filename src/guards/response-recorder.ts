@@ -1,28 +1,20 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { FORMATS, type FormatName } from '../formats/index.js';
 import type { CacheMode } from './cache-key.js';
 import type { CachedResponse } from './response-cache.js';
 
-/** The two provider wire formats whose streams can be cached. */
-export type StreamFormat = 'messages' | 'chat';
+/** The provider formats whose streams can be cached (every one). */
+export type StreamFormat = FormatName;
 
 /**
- * How a stream of each format ends cleanly, and what marks a failure inside
- * it. Messages format: a `message_stop` event; an `error` event is a failure.
- * Chat format: `data: [DONE]`; a chunk carrying `error` is a failure.
+ * How a stream of `format` ends cleanly, and what marks a failure inside it
+ * (`ProviderFormat.classifySseEvent`).
  */
 export function classifySseEvent(
   format: StreamFormat,
   event: EventSourceMessage,
 ): 'final' | 'error' | 'data' {
-  if (format === 'messages') {
-    if (event.event === 'message_stop') return 'final';
-    if (event.event === 'error') return 'error';
-    if (event.event === undefined && /"type"\s*:\s*"message_stop"/.test(event.data)) return 'final';
-    return /^\s*\{\s*"type"\s*:\s*"error"/.test(event.data) ? 'error' : 'data';
-  }
-  if (event.data.trim() === '[DONE]') return 'final';
-  if (event.event === 'error') return 'error';
-  return /^\s*\{\s*"error"\s*:/.test(event.data) ? 'error' : 'data';
+  return FORMATS[format].classifySseEvent(event);
 }
 
 export interface ResponseRecorderOptions {

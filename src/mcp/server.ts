@@ -118,7 +118,7 @@ export async function retrieveTool(
 async function learnRetrieval(config: Config, hash: string, query: string | undefined): Promise<void> {
   if (config.store) return; // the fleet's TOIN lives in Redis; the servers learn from their own retrievals
   try {
-    const { queryFields } = await import('../server/retrieve.js');
+    const { queryFields } = await import('../ccr/query.js');
     const toin = await openToinStore({ path: config.toinPath });
     if (toin.retrieved(hash, queryFields(query)).length > 0) await toin.flush();
   } catch {

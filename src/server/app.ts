@@ -1,35 +1,35 @@
 import type { AddressInfo } from 'node:net';
-import polka, { type Polka } from 'polka';
+import polka from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
+import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
-import { dashboardRoutes } from '../dashboard/routes.js';
 import { createEventBus } from '../events.js';
-import { PrefixParser } from '../formats/prefix-parse.js';
+import { DEFAULT_FORMAT } from '../formats/index.js';
+import { PrefixParser } from '../json/prefix-parse.js';
 import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
-import { statsRoutes } from '../stats/routes.js';
 import { connectSharedStore } from '../store/redis.js';
 import { VERSION } from '../version.js';
-import { compressRoutes } from './compress-route.js';
-import type { ServerContext } from './context.js';
-import { type CompressFn, createEngineMemo, lazyEngine } from './engine-call.js';
-import { guardsPlugin } from './guards-plugin.js';
-import { healthRoutes } from './health.js';
-import { ProxyPipeline } from './pipeline.js';
-import { handleProxy, proxyRoutes } from './proxy-route.js';
-import { requestLogRoutes } from './request-log.js';
-import { sendError } from './respond.js';
-import { retrievalLoop } from './retrieval-loop.js';
-import { retrieveRoutes } from './retrieve.js';
-import { DEFAULT_STAGES } from './stages.js';
-import { telemetryRoutes } from './telemetry.js';
-import { toinPlugin } from './toin-plugin.js';
-import { createUpstreamClient } from './upstream.js';
+import type { RoutePlugin, ServerContext } from './context.js';
 
-/** A part of the server: registers its routes and may extend the context. */
-export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
+export type { RoutePlugin } from './context.js';
+
+import { guardsPlugin } from './guards/plugin.js';
+import { requestLogRoutes } from './observers/request-log.js';
+import { telemetryRoutes } from './observers/telemetry.js';
+import { ProxyPipeline } from './proxy/pipeline.js';
+import { handleProxy, proxyRoutes } from './proxy/route.js';
+import { PROXY_STAGES } from './proxy/stage-list.js';
+import { createUpstreamClient } from './proxy/upstream.js';
+import { sendError } from './respond.js';
+import { compressRoutes } from './routes/compress.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { healthRoutes } from './routes/health.js';
+import { retrieveRoutes } from './routes/retrieve.js';
+import { statsRoutes } from './routes/stats.js';
+import { toinPlugin } from './routes/toin.js';
 
 /** Paths under /v1 that svc answers itself: other methods on them are 404, not forwarded. */
 const OWN_V1_PATHS = new Set(['/v1/compress', '/v1/retrieve', '/v1/toin']);
@@ -42,7 +42,7 @@ function isOwnV1Path(path: string): boolean {
 /** The route plugins, in registration order. Each part adds one line here. */
 const PLUGINS: RoutePlugin[] = [
   healthRoutes,
-  statsRoutes, // before observers that read event.costUsd (budget, logs)
+  statsRoutes, // sets ctx.pricing, with which every event is priced before it is emitted
   guardsPlugin,
   compressRoutes,
   proxyRoutes,
@@ -51,7 +51,6 @@ const PLUGINS: RoutePlugin[] = [
   dashboardRoutes,
   toinPlugin,
   retrieveRoutes,
-  retrievalLoop,
 ];
 
 /** What `createSvcServer` needs; everything but `config` has a default. */
@@ -100,20 +99,20 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     bodies: new PrefixParser(),
-    pipeline: new ProxyPipeline(DEFAULT_STAGES),
+    pipeline: new ProxyPipeline(PROXY_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };
   const app = polka({
     onError(err, _req, res) {
       ctx.logger.error('unhandled error in a route', { error: String(err) });
-      if (!res.headersSent) sendError(res, 'chat', 500, 'internal_error', 'internal error');
+      if (!res.headersSent) sendError(res, DEFAULT_FORMAT, 500, 'internal_error', 'internal error');
       else res.destroy(err);
     },
     onNoMatch(req, res) {
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
       if (req.path.startsWith('/v1/') && !isOwnV1Path(req.path))
         return void handleProxy(ctx, req, res, undefined);
-      sendError(res, 'chat', 404, 'not_found', `no route for ${req.method} ${req.url}`);
+      sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no route for ${req.method} ${req.url}`);
     },
   });
   try {

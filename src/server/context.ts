@@ -1,21 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Polka } from 'polka';
 import type { CcrStore } from '../ccr/store.js';
+import type { CompressFn, Compression } from '../compression.js';
 import type { Config } from '../config/options.js';
-import type { ContentMemo } from '../engine/types.js';
-import type { SvcEventBus } from '../events.js';
-import type { PrefixParser } from '../formats/prefix-parse.js';
+import type { ContentMemo, EngineOutput } from '../engine/types.js';
+import type { RequestFinishedEvent, SvcEventBus } from '../events.js';
+import type { ParsedRequest, ProviderFormat } from '../formats/index.js';
 import type { Guards } from '../guards/index.js';
+import type { PrefixParser } from '../json/prefix-parse.js';
+import type { SpanHints } from '../json/spans.js';
 import type { Logger } from '../log.js';
+import type { FleetStats } from '../stats/fleet-stats.js';
 import type { LiveStats } from '../stats/live-stats.js';
 import type { CacheCounts } from '../stats/metrics.js';
 import type { PricingTable } from '../stats/pricing.js';
+import type { SavingsStore } from '../stats/redis-savings.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
-import type { FleetStats } from '../store/fleet-stats.js';
 import type { SharedStore } from '../store/redis.js';
-import type { SavingsStore } from '../store/redis-savings.js';
 import type { ToinStore } from '../toin/store.js';
-import type { CompressFn } from './engine-call.js';
-import type { ProxyPipeline } from './pipeline.js';
-import type { UpstreamClient } from './upstream.js';
+import type { RequestBody } from './read-body.js';
+
+/**
+ * The server's shared state (`ServerContext`) and the typed data of one
+ * proxied request (`ProxyExchange`), with the interfaces they name. Types
+ * only (and `compressionOf`): every part of the server imports this file,
+ * and it imports none of them.
+ */
+
+/** A part of the server: registers its routes and may extend the context. */
+export type RoutePlugin = (app: Polka, ctx: ServerContext) => void | Promise<void>;
 
 /**
  * Everything a route needs, built once per server instance. Later parts
@@ -59,12 +73,151 @@ export interface ServerContext {
   engineMemo: ContentMemo;
   /** Parses request bodies, reusing the parse of the earlier turn of a conversation (principle 4). */
   bodies: PrefixParser;
-  /** The stages of a proxied request; later parts insert theirs by name. */
-  pipeline: ProxyPipeline;
+  /** The stages of a proxied request (`PROXY_STAGES`, in order). */
+  pipeline: ProxyRunner;
   /** Upstream calls (one undici Agent: keep-alive pools, timeouts). */
   upstream: UpstreamClient;
   /** Execution provider of the ML compressor, when `--mlcompress` loaded a model. */
   mlProvider?: string;
   /** What TOIN learned (opened by the TOIN plugin); its advice goes to every engine call. */
   toin?: ToinStore;
+}
+
+/** What the upstream answered: status, headers and the body as it streams. */
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/**
+ * One proxied request on its way through the pipeline. Stages read and
+ * fill in its typed fields; what one stage leaves for a later one has a
+ * field of its own (`spliced`, `cachePlan`, `retrieval`).
+ */
+export interface ProxyExchange {
+  ctx: ServerContext;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Path without query, e.g. `/v1/messages`. */
+  path: string;
+  /** Query string with its `?`, or ''. */
+  search: string;
+  /** The provider format of the path; undefined for other `/v1` paths (pure passthrough). */
+  format: ProviderFormat | undefined;
+  /** Upstream base URL up to and including `/v1`. */
+  upstreamBase: string;
+  /** The client's provider key (sent upstream as is); never log it. */
+  clientKey: string | undefined;
+  /** Request body as received; undefined when streamed through unread (other paths). */
+  body: RequestBody | undefined;
+  /** Decoded body text and its JSON, when the body is JSON. */
+  text: string | undefined;
+  json: Record<string, unknown> | undefined;
+  /** Spans of `json`'s messages array in `text`, found while parsing (speeds up splicing). */
+  hints: SpanHints | undefined;
+  /** The request in the engine's model (formats only, when it parsed). */
+  parsed: ParsedRequest | undefined;
+  /** The engine's output, when compression ran and its originals are stored. */
+  output: EngineOutput | undefined;
+  /** Skip compression (`--no-optimize`, `x-service-bypass: true`, unreadable body). */
+  skipCompression: boolean;
+  /** What goes upstream: the original bytes unless a stage replaced them. */
+  outBody: Buffer | Readable;
+  /** `content-encoding` of `outBody`; undefined for identity. */
+  outEncoding: string | undefined;
+  /** Aborted when the client goes away; cancels the upstream call. */
+  signal: AbortSignal;
+  /** Calls the upstream with a body (used by `forward`, and by stages that need extra calls). */
+  callUpstream(body: Buffer | Readable, encoding?: string | undefined): Promise<UpstreamResponse>;
+  /** The response being relayed, once `forward` has it. */
+  upstream: UpstreamResponse | undefined;
+  /** Called with every response chunk sent to the client (as sent: still encoded). */
+  responseTaps: Array<(chunk: Buffer) => void>;
+  /** Called once the response has ended, before the event is emitted. */
+  onFinish: Array<(ex: ProxyExchange) => void | Promise<void>>;
+  /** The `request.finished` event being filled in. */
+  pending: PendingEvent;
+  event: RequestFinishedEvent;
+  /** The body `splice` wrote and its text (valid while `outBody` is still `spliced.body`). */
+  spliced: SplicedText | undefined;
+  /** Set by the guards on a cache miss: where `cache-record` stores the answer. */
+  cachePlan: CachePlan | undefined;
+  /** Set by `retrieval-tool` when it offered the tool: what the retrieval loop continues. */
+  retrieval: RetrievalState | undefined;
+}
+
+/** The spliced body and its text. */
+export interface SplicedText {
+  body: Buffer;
+  text: string;
+}
+
+/** Where the answer to a cache miss is stored. */
+export interface CachePlan {
+  key: string;
+}
+
+/** What the retrieval loop needs to continue a request upstream. */
+export interface RetrievalState {
+  /** The body as forwarded (with the retrieval tool). */
+  text: string;
+  format: ProviderFormat;
+}
+
+/** One step of the request pipeline; call `next()` to go on, or answer and return. */
+export interface ProxyStage {
+  name: string;
+  run(ex: ProxyExchange, next: () => Promise<void>): Promise<void>;
+}
+
+/** Where to put a new stage, relative to a named one. */
+export type StagePosition = { before: string } | { after: string };
+
+/** Runs the stages of a proxied request (`ProxyPipeline`). */
+export interface ProxyRunner {
+  readonly stages: ProxyStage[];
+  /** Inserts `stage` before or after the stage named in `at` (tests observe the seam with it). */
+  insert(stage: ProxyStage, at: StagePosition): void;
+  run(ex: ProxyExchange): Promise<void>;
+}
+
+/** One upstream request: where, how, and the signal that cancels it. */
+export interface UpstreamCall {
+  url: string;
+  method: string;
+  headers: string[];
+  body: Buffer | Readable | undefined;
+  signal: AbortSignal;
+}
+
+/** Calls upstreams through one undici Agent (keep-alive pools per origin, svc's timeouts). */
+export interface UpstreamClient {
+  /** Throws SvcError (502/504) when the upstream cannot be reached; rethrows the abort when the client left. */
+  call(call: UpstreamCall): Promise<UpstreamResponse>;
+  /** Loads undici ahead of the first request (it is imported lazily to keep start-up fast). */
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A `request.finished` event being filled in while a request runs. `start`
+ * is a `performance.now()` reading taken when the request arrived.
+ */
+export interface PendingEvent {
+  event: RequestFinishedEvent;
+  start: number;
+}
+
+/** The engine call as this server makes it: its config, engine, memo, CCR store and TOIN (see `compressAndStore`). */
+export function compressionOf(ctx: ServerContext): Compression {
+  const toin = ctx.toin;
+  return {
+    config: ctx.config,
+    compress: ctx.compress,
+    ccr: ctx.ccr,
+    memo: ctx.engineMemo,
+    toin: toin ? () => toin.advice() : undefined,
+    observed: (observations) => ctx.bus.emit('toin.observed', { time: new Date(ctx.now()), observations }),
+  };
 }

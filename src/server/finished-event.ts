@@ -1,16 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { isSvcError, SvcError } from '../errors.js';
 import type { RequestFinishedEvent } from '../events.js';
-import type { ServerContext } from './context.js';
+import { priceRequest } from '../stats/cost.js';
+import type { PendingEvent, ServerContext } from './context.js';
 
-/**
- * A `request.finished` event being filled in while a request runs. `start`
- * is a `performance.now()` reading taken when the request arrived.
- */
-export interface PendingEvent {
-  event: RequestFinishedEvent;
-  start: number;
-}
+export type { PendingEvent } from './context.js';
 
 /** A new event with every field at its "nothing happened" value. */
 export function startEvent(
@@ -52,13 +46,30 @@ export function elapsedMs(pending: PendingEvent): number {
   return Math.round((performance.now() - pending.start) * 100) / 100;
 }
 
-/** Sets latency and emits the event once; later calls do nothing. */
+/** Sets latency and publishes the event once (`publishFinished`); later calls do nothing. */
 export function emitFinished(ctx: ServerContext, pending: PendingEvent & { emitted?: boolean }): void {
   if (pending.emitted) return;
   pending.emitted = true;
   pending.event.latencyMs = elapsedMs(pending);
+  publishFinished(ctx, pending.event);
+}
+
+/**
+ * Prices a finished request once (`costUsd`, `savingsUsd`, from the stats'
+ * pricing table), freezes the event and emits it as `request.finished`.
+ * Observers (stats, metrics, logs, budget settlement, telemetry) read it and
+ * never write to it.
+ */
+export function publishFinished(ctx: ServerContext, event: RequestFinishedEvent): void {
+  if (ctx.pricing) {
+    const priced = priceRequest(ctx.pricing, event);
+    event.costUsd = priced.costUsd;
+    event.savingsUsd = priced.savingsUsd;
+  }
+  if (event.usage) Object.freeze(event.usage);
+  Object.freeze(event);
   try {
-    ctx.bus.emit('request.finished', pending.event);
+    ctx.bus.emit('request.finished', event);
   } catch (err) {
     // An observer's bug must not break the request path; it is still reported.
     ctx.logger.error('a request.finished subscriber threw', { error: String(err) });

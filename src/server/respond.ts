@@ -1,27 +1,20 @@
 import type { ServerResponse } from 'node:http';
-
-/** Which provider's error shape to answer with. */
-export type ErrorShape = 'messages' | 'chat';
+import type { ProviderFormat } from '../formats/index.js';
 
 /**
- * Sends an error in the provider's shape: messages format
- * `{type:"error", error:{type, message}}`, chat format
- * `{error:{message, type, code}}`. The one place errors become responses.
+ * Sends an error in `format`'s shape (`format.errorBody`). The one place
+ * errors become responses.
  */
 export function sendError(
   res: ServerResponse,
-  shape: ErrorShape,
+  format: ProviderFormat,
   status: number,
   type: string,
   message: string,
   headers: Record<string, string> = {},
   extra: Record<string, unknown> = {},
 ): void {
-  const body =
-    shape === 'messages'
-      ? { type: 'error', error: { type, message, ...extra } }
-      : { error: { message, type, code: type, ...extra } };
-  sendJson(res, status, body, headers);
+  sendJson(res, status, format.errorBody(type, message, extra), headers);
 }
 
 /** Sends a JSON body with its length. */
@@ -40,35 +33,15 @@ export function sendJson(
   res.end(text);
 }
 
-const MESSAGES_ERROR_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  415: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
-
-const CHAT_ERROR_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'invalid_request_error',
-  415: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
-
 /**
  * Sends an error of svc's own (not one relayed from upstream) in the
  * provider's shape, with the provider's error type for its status, the svc
- * code in the chat shape's `code` and in the `x-svc-error` header, and the
- * offending field as `param` when known.
+ * code in the `x-svc-error` header, and the fields the shape adds
+ * (`format.svcErrorFields`: the chat shape's `code` and `param`).
  */
 export function sendSvcError(
   res: ServerResponse,
-  shape: ErrorShape,
+  format: ProviderFormat,
   err: { code: string; status: number; message: string; details?: Record<string, unknown> | undefined },
   headers: Record<string, string> = {},
 ): void {
@@ -76,14 +49,9 @@ export function sendSvcError(
     res.destroy();
     return;
   }
-  const table = shape === 'messages' ? MESSAGES_ERROR_TYPES : CHAT_ERROR_TYPES;
-  const type = table[err.status] ?? (shape === 'messages' ? 'api_error' : 'server_error');
-  const extra: Record<string, unknown> = {};
-  if (shape === 'chat') {
-    extra.code = err.code;
-    extra.param = typeof err.details?.field === 'string' ? err.details.field : null;
-  }
+  const type = format.errorType(err.status);
+  const extra = format.svcErrorFields(err);
   const all: Record<string, string> = { 'x-svc-error': err.code, ...headers };
   if (err.status === 413) all.connection = 'close';
-  sendError(res, shape, err.status, type, err.message, all, extra);
+  sendError(res, format, err.status, type, err.message, all, extra);
 }

@@ -53,9 +53,7 @@ export function countsAsSaving(event: RequestFinishedEvent): boolean {
 export function priceRequest(table: PricingTable, event: RequestFinishedEvent): RequestCost {
   const modelKey = matchModel(table, event.model);
   const price = modelKey === undefined ? undefined : table.prices.get(modelKey);
-  const upstreamOk =
-    event.upstreamStatus !== undefined && event.upstreamStatus >= 200 && event.upstreamStatus < 300;
-  const billed = !event.cached && (event.usage !== undefined || upstreamOk);
+  const billed = isBilled(event);
   const saved = countsAsSaving(event) ? event.tokensSaved : 0;
   let costUsd: number | undefined = 0;
   let estimated = false;
@@ -70,4 +68,27 @@ export function priceRequest(table: PricingTable, event: RequestFinishedEvent): 
   let savingsUsd: number | undefined = 0;
   if (saved > 0) savingsUsd = price ? savingsCost(price, saved) : undefined;
   return { costUsd, savingsUsd, modelKey, estimated, billed };
+}
+
+/** True when the provider billed the request: not from the cache, and it answered 2xx or reported usage. */
+function isBilled(event: RequestFinishedEvent): boolean {
+  const upstreamOk =
+    event.upstreamStatus !== undefined && event.upstreamStatus >= 200 && event.upstreamStatus < 300;
+  return !event.cached && (event.usage !== undefined || upstreamOk);
+}
+
+/**
+ * The cost of an event already priced (`costUsd`, `savingsUsd`, set once
+ * before it was emitted), with what the stats need besides: the model's
+ * pricing key, whether the provider billed it, whether the cost is an estimate.
+ */
+export function costOf(table: PricingTable, event: RequestFinishedEvent): RequestCost {
+  const billed = isBilled(event);
+  return {
+    costUsd: event.costUsd,
+    savingsUsd: event.savingsUsd,
+    modelKey: matchModel(table, event.model),
+    estimated: billed && event.costUsd !== undefined && event.usage === undefined,
+    billed,
+  };
 }

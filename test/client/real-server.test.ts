@@ -20,10 +20,10 @@ import {
   SvcCompressError,
   SvcConnectionError,
 } from '../../packages/client/src/index.js';
+import type { CompressFn } from '../../src/compression.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
 import { createFakeCompress, throwingCompress } from '../server/fake-engine.js';
 import { anthropicRequest, LONG_LOG, LONG_TOOL_OUTPUT } from './fixtures.js';
 import type { MockServer } from './helpers.js';

@@ -2,11 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { CompressFn } from '../../src/compression.js';
 import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { finishedEvent as statsFinishedEvent } from '../stats/helpers.js';
 
 /** Debian's chromium; `.ci/run` installs it. Never a downloaded browser. */
@@ -133,7 +134,7 @@ export function trafficDay(daysAgo: number, now = Date.now()): RequestFinishedEv
 
 /** Emits events as the proxy would, one `request.finished` each. */
 export function emitTraffic(server: SvcServer, events: RequestFinishedEvent[]): void {
-  for (const event of events) server.ctx.bus.emit('request.finished', event);
+  for (const event of events) publishFinished(server.ctx, event);
 }
 
 export interface Browser {

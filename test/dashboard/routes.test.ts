@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardAssetDir } from '../../src/dashboard/assets.js';
-import { DASHBOARD_CSP } from '../../src/dashboard/routes.js';
+import { DASHBOARD_CSP } from '../../src/server/routes/dashboard.js';
 import { startServer, type TestServer } from './helpers.js';
 
 let svc: TestServer;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createEngineMemo } from '../../src/compression.js';
 import { compressMessages, type EngineOutput } from '../../src/engine/index.js';
 import type { ChatMessage } from '../../src/engine/types.js';
-import { createEngineMemo } from '../../src/server/engine-call.js';
 import { generateConversation } from './helpers.js';
 
 /** Everything an engine call produces, as one comparable value. */

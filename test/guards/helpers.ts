@@ -1,7 +1,7 @@
+import type { CompressFn } from '../../src/compression.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import type { Logger } from '../../src/log.js';
 import type { SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
 import { createFakeCompress } from '../server/fake-engine.js';
 import { startSvc } from '../server/helpers.js';
 

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CompressFn } from '../../src/compression.js';
 import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
 import type { Logger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
 import { createFakeCompress } from '../server/fake-engine.js';
 import { type MockHandler, type MockUpstream, startMockUpstream } from '../server/helpers.js';
 

@@ -6,6 +6,9 @@ import {
   type RateDecision,
   type RateLimiter,
 } from '../../src/guards/rate-limiter.js';
+import { createRedisBudget } from '../../src/guards/redis-budget.js';
+import { createRedisResponseCache } from '../../src/guards/redis-cache.js';
+import { createRedisRateLimiter } from '../../src/guards/redis-rate-limiter.js';
 import {
   type CachedResponse,
   createMemoryResponseCache,
@@ -13,9 +16,6 @@ import {
 } from '../../src/guards/response-cache.js';
 import { silentLogger } from '../../src/log.js';
 import { connectSharedStore, type SharedStore } from '../../src/store/redis.js';
-import { createRedisBudget } from '../../src/store/redis-budget.js';
-import { createRedisResponseCache } from '../../src/store/redis-cache.js';
-import { createRedisRateLimiter } from '../../src/store/redis-rate-limiter.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 
 /*

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ShapeObservation } from '../../src/engine/context/types.js';
 import { silentLogger } from '../../src/log.js';
 import { connectSharedStore, type SharedStore } from '../../src/store/redis.js';
-import { openRedisToinStore } from '../../src/store/redis-toin.js';
+import { openRedisToinStore } from '../../src/toin/redis-store.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);

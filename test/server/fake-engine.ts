@@ -1,7 +1,7 @@
+import type { CompressFn } from '../../src/compression.js';
 import { contentHash } from '../../src/engine/hash.js';
 import { formatMarker } from '../../src/engine/markers.js';
 import type { ChatMessage, ContentPart, EngineOutput } from '../../src/engine/types.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
 
 /** Texts at least this long (outside system and the last message) are replaced. */
 export const FAKE_THRESHOLD = 200;

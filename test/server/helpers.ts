@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CcrStore } from '../../src/ccr/store.js';
+import type { CompressFn } from '../../src/compression.js';
 import { resolveConfig } from '../../src/config/index.js';
 import type { RequestFinishedEvent } from '../../src/events.js';
+import { FORMATS } from '../../src/formats/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
-import type { CompressFn } from '../../src/server/engine-call.js';
-import { retrievalTool } from '../../src/server/retrieval-tool.js';
+import { retrievalTool } from '../../src/server/retrieval/tool.js';
 
 export interface TestSvc {
   url: string;
@@ -151,7 +152,7 @@ export async function until(check: () => boolean, timeoutMs = 2000): Promise<voi
  */
 export function withoutRetrievalTool(sent: string): string {
   let out = sent;
-  for (const format of ['messages', 'chat'] as const) {
+  for (const format of Object.values(FORMATS)) {
     const tool = JSON.stringify(retrievalTool(format));
     out = out.replace(`,"tools":[${tool}]}`, '}').replace(`,${tool}`, '');
   }

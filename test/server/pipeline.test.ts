@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/errors.js';
 import { applyJsonEdits, JsonEdits } from '../../src/formats/index.js';
-import { type ProxyExchange, ProxyPipeline, type ProxyStage } from '../../src/server/pipeline.js';
+import { type ProxyExchange, ProxyPipeline, type ProxyStage } from '../../src/server/proxy/pipeline.js';
 import { chatBody, messagesBody } from '../formats/bodies.js';
 import { createFakeCompress } from './fake-engine.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';

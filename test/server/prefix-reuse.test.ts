@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { objectMemberSpans } from '../../src/ccr/json-spans.js';
-import { toolsSpanAfterSplice } from '../../src/server/retrieval-tool.js';
+import { objectMemberSpans } from '../../src/json/spans.js';
+import { toolsSpanAfterSplice } from '../../src/server/retrieval/tool.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
@@ -139,7 +139,7 @@ describe('the retrieval tool joins the client tools', () => {
       // outside the messages member, the forwarded text is the client's plus the one tool
       const outside = (text: string) => {
         const member = objectMemberSpans(text, text.indexOf('{')).find((m) => m.key === 'messages')!;
-        return text.slice(0, member.value[0]) + text.slice(member.value[1]);
+        return text.slice(0, member.value.start) + text.slice(member.value.end);
       };
       const toolText = JSON.stringify(json.tools.at(-1));
       expect(outside(sent).replace(`,${toolText}`, '').replace(toolText, '')).toBe(outside(body));

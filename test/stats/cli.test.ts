@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { finishedEvent, getJson, startServer, type TestServer, tempHome } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
@@ -53,10 +54,7 @@ async function serverWithSavings(): Promise<TestServer> {
     [day, 2000],
     [0, 300],
   ] as const) {
-    s.server.ctx.bus.emit(
-      'request.finished',
-      finishedEvent({ time: new Date(Date.now() - ago), tokensSaved: saved }),
-    );
+    publishFinished(s.server.ctx, finishedEvent({ time: new Date(Date.now() - ago), tokensSaved: saved }));
   }
   await s.server.ctx.savings!.flush();
   return s;

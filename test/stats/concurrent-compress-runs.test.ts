@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { finishedEvent, startServer, type TestServer, tempHome } from './helpers.js';
 
 let home: string;
@@ -54,10 +55,7 @@ describe('a server and several concurrent `svc compress` runs on one savings fil
     // Meanwhile the server records savings of its own and flushes often, racing the runs for the lock.
     let serverSaved = 0;
     for (let i = 0; i < 30; i++) {
-      ctx.bus.emit(
-        'request.finished',
-        finishedEvent({ tokensSaved: 11, tokensBefore: 100, tokensAfter: 89 }),
-      );
+      publishFinished(ctx, finishedEvent({ tokensSaved: 11, tokensBefore: 100, tokensAfter: 89 }));
       serverSaved += 11;
       if (i % 3 === 0) await ctx.savings!.flush();
       await new Promise((r) => setTimeout(r, 10));

@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { finishedEvent, startServer, type TestServer, tempHome } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/record-savings-child.mjs', import.meta.url));
@@ -60,7 +61,7 @@ describe('several writers of one savings file', () => {
     // Meanwhile the server counts requests and flushes often, racing the children for the lock.
     let serverSaved = 0;
     for (let i = 0; i < 40; i++) {
-      ctx.bus.emit('request.finished', finishedEvent({ tokensSaved: 7, tokensBefore: 100, tokensAfter: 93 }));
+      publishFinished(ctx, finishedEvent({ tokensSaved: 7, tokensBefore: 100, tokensAfter: 93 }));
       serverSaved += 7;
       if (i % 4 === 0) await ctx.savings!.flush();
       await new Promise((r) => setTimeout(r, 5));

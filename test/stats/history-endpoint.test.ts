@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { finishedEvent, getJson, startServer, type TestServer, tempHome } from './helpers.js';
 
 let home: string;
@@ -33,8 +34,8 @@ function emitSpread(s: TestServer) {
     ['2026-03-04T11:59:00Z', 300, 'mystery'],
   ];
   for (const [time, saved, model] of spread) {
-    s.server.ctx.bus.emit(
-      'request.finished',
+    publishFinished(
+      s.server.ctx,
       finishedEvent({
         time: new Date(time),
         model,
@@ -178,7 +179,7 @@ describe('durability across restarts', () => {
     expect(after.history).toEqual(before.history);
     expect(after.series.daily.slice(0, 4)).toEqual(before.series.daily);
 
-    srv.server.ctx.bus.emit('request.finished', finishedEvent({ time: new Date(clock), tokensSaved: 200 }));
+    publishFinished(srv.server.ctx, finishedEvent({ time: new Date(clock), tokensSaved: 200 }));
     await srv.close();
     srv = undefined;
     srv = await startServer(home, { now });
@@ -207,7 +208,7 @@ describe('durability across restarts', () => {
     const stats = (await getJson<Json>(`${srv.url}/stats`)).body;
     expect(stats.persistent_savings.lifetime.tokens_saved).toBe(0);
     expect(stats.persistent_savings.file_state).toBe('ok');
-    srv.server.ctx.bus.emit('request.finished', finishedEvent({ time: new Date(clock), tokensSaved: 42 }));
+    publishFinished(srv.server.ctx, finishedEvent({ time: new Date(clock), tokensSaved: 42 }));
     expect((await getJson<Json>(`${srv.url}/stats-history`)).body.lifetime.tokens_saved).toBe(42);
 
     // Corrupted again while running: /stats keeps answering, the next write moves it aside too.
@@ -217,7 +218,7 @@ describe('durability across restarts', () => {
     expect(during.status).toBe(200);
     expect(during.body.persistent_savings.file_state).toBe('malformed');
     clock += 1000;
-    srv.server.ctx.bus.emit('request.finished', finishedEvent({ time: new Date(clock), tokensSaved: 8 }));
+    publishFinished(srv.server.ctx, finishedEvent({ time: new Date(clock), tokensSaved: 8 }));
     await srv.close();
     srv = undefined;
     const disk = JSON.parse(await readFile(path, 'utf8'));
@@ -231,7 +232,7 @@ describe('durability across restarts', () => {
     const history = await getJson<Json>(`${srv.url}/stats-history`);
     expect(history.status).toBe(200);
     expect(history.body.lifetime.tokens_saved).toBe(0);
-    srv.server.ctx.bus.emit('request.finished', finishedEvent({ time: new Date(clock), tokensSaved: 5 }));
+    publishFinished(srv.server.ctx, finishedEvent({ time: new Date(clock), tokensSaved: 5 }));
     await srv.close();
     srv = undefined;
     expect(JSON.parse(await readFile(nested, 'utf8')).lifetime.tokens_saved).toBe(5);

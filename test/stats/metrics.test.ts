@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { finishedEvent, startServer, type TestServer, tempHome } from './helpers.js';
 import { type PromFamily, parsePrometheusText } from './prom-text.js';
 
@@ -31,7 +32,7 @@ describe('GET /metrics', () => {
     servers.push(srv);
     const { ctx } = srv.server;
     ctx.cacheStats = () => ({ entries: 2, hits: 5, misses: 9 });
-    const emit = (e: ReturnType<typeof finishedEvent>) => ctx.bus.emit('request.finished', e);
+    const emit = (e: ReturnType<typeof finishedEvent>) => publishFinished(ctx, e);
     emit(finishedEvent({ tokensBefore: 1000, tokensAfter: 600, tokensSaved: 400, latencyMs: 8 })); // ratio 0.6
     emit(finishedEvent({ tokensBefore: 1000, tokensAfter: 850, tokensSaved: 150, latencyMs: 50 })); // ratio 0.85
     emit(
@@ -108,7 +109,7 @@ describe('GET /metrics', () => {
     const a = await startServer(home);
     const b = await startServer(home, { env: { SERVICE_SAVINGS_PATH: `${home}/b.json` } });
     servers.push(a, b);
-    a.server.ctx.bus.emit('request.finished', finishedEvent({ tokensSaved: 123 }));
+    publishFinished(a.server.ctx, finishedEvent({ tokensSaved: 123 }));
     const fa = (await metricsOf(a.url)).families;
     const fb = (await metricsOf(b.url)).families;
     expect(value(fa.get('service_tokens_saved_total'), 'service_tokens_saved_total')).toBe(123);

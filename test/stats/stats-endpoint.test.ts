@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { recordSavings } from '../../src/stats/savings-file.js';
 import { finishedEvent, getJson, startServer, type TestServer, tempHome } from './helpers.js';
 
@@ -91,8 +92,8 @@ describe('GET /stats against the real server', () => {
   it('has every field of spec section 2 and issue 4 with the right numbers', async () => {
     const lines: string[] = [];
     srv = await startServer(home, { logger: createLogger({ level: 'info', write: (l) => lines.push(l) }) });
-    const events = emitMix((e) => srv!.server.ctx.bus.emit('request.finished', e));
-    srv.server.ctx.bus.emit('request.finished', finishedEvent({ model: 'mystery-model-1', tokensSaved: 0 }));
+    const events = emitMix((e) => publishFinished(srv!.server.ctx, e));
+    publishFinished(srv.server.ctx, finishedEvent({ model: 'mystery-model-1', tokensSaved: 0 }));
 
     const { status, body } = await getJson<Json>(`${srv.url}/stats`);
     expect(status).toBe(200);
@@ -203,14 +204,14 @@ describe('GET /stats against the real server', () => {
   it("includes other writers' savings in persistent_savings as soon as they are written", async () => {
     srv = await startServer(home);
     const { ctx } = srv.server;
-    ctx.bus.emit('request.finished', finishedEvent({ tokensSaved: 100 }));
+    publishFinished(ctx, finishedEvent({ tokensSaved: 100 }));
     await ctx.savings!.flush();
     const first = (await getJson<Json>(`${srv.url}/stats`)).body;
     expect(first.persistent_savings.lifetime.tokens_saved).toBe(100);
     for (const tokens of [40, 2]) {
       await recordSavings({ savingsPath: ctx.config.savingsPath, tokensSaved: tokens, model: 'gpt-4o' });
     }
-    ctx.bus.emit('request.finished', finishedEvent({ tokensSaved: 1 })); // still pending in the server
+    publishFinished(ctx, finishedEvent({ tokensSaved: 1 })); // still pending in the server
     const second = (await getJson<Json>(`${srv.url}/stats`)).body;
     expect(second.persistent_savings.lifetime).toMatchObject({ tokens_saved: 143, requests: 4 });
     expect(second.tokens.saved).toBe(101); // session counters are this server's only

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { publishFinished } from '../../src/server/finished-event.js';
 import { recordSavings } from '../../src/stats/savings-file.js';
 import { loadStatsSnapshot } from '../../src/stats/snapshot.js';
 import { StatsView } from '../../src/ui/stats-view.js';
@@ -51,9 +52,9 @@ describe('svc stats live view (ink)', () => {
         exceeded: false,
       },
     });
-    ctx.bus.emit('request.finished', finishedEvent({ tokensBefore: 1000, tokensSaved: 600 }));
-    ctx.bus.emit(
-      'request.finished',
+    publishFinished(ctx, finishedEvent({ tokensBefore: 1000, tokensSaved: 600 }));
+    publishFinished(
+      ctx,
       finishedEvent({
         mode: 'cached',
         cached: true,
@@ -63,8 +64,8 @@ describe('svc stats live view (ink)', () => {
         usage: undefined,
       }),
     );
-    ctx.bus.emit(
-      'request.finished',
+    publishFinished(
+      ctx,
       finishedEvent({
         status: 429,
         rateLimited: true,
@@ -88,7 +89,7 @@ describe('svc stats live view (ink)', () => {
     expect(frame).toMatch(/Lifetime\s+tokens saved 600\s+saved \$0\.0015/);
     expect(frame).toContain('refreshing every');
 
-    ctx.bus.emit('request.finished', finishedEvent({ tokensBefore: 1000, tokensSaved: 400 }));
+    publishFinished(ctx, finishedEvent({ tokensBefore: 1000, tokensSaved: 400 }));
     const next = await waitForFrame(view.lastFrame, (f) => f.includes('total 4'));
     expect(next).toMatch(/saved 1,000 \(33\.3%\)/);
   });

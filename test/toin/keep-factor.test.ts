@@ -53,7 +53,7 @@ describe("TOIN's keep factor scales the compressors' keep budgets by tool-output
 
 describe('what TOIN learns later never changes content already sent', () => {
   it('with the memo (the proxy), an earlier output keeps its first compression; a new one gets the new advice', async () => {
-    const { createEngineMemo } = await import('../../src/server/engine-call.js');
+    const { createEngineMemo } = await import('../../src/compression.js');
     const memo = createEngineMemo();
     const first = session();
     const shapeKey = messageShape(first, 2)!.key;

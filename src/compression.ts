@@ -1,0 +1,123 @@
+import { LRUCache } from 'lru-cache';
+import { type CcrStore, putAll } from './ccr/store.js';
+import type { Config } from './config/options.js';
+import type { ToinAdvice } from './engine/context/types.js';
+import { parseScoreWeights } from './engine/context/weights.js';
+import type { EngineDeps, EngineOptions } from './engine/index.js';
+import type { ChatMessage, ContentMemo, EngineOutput } from './engine/types.js';
+import { SvcError } from './errors.js';
+
+/**
+ * The one engine call of svc: `svc compress`, `POST /v1/compress` and the
+ * proxy all compress through `compressAndStore` (engine options from the
+ * config, the per-content memo, TOIN's advice, the originals stored before
+ * the output is used).
+ */
+
+/**
+ * The engine entry point: `compressMessages` by default, injectable
+ * (`SvcServerOptions.compress`, `svc compress` tests) so tests can use a
+ * deterministic fake. May be async (the optional ML stage is).
+ */
+export type CompressFn = (
+  messages: ChatMessage[],
+  options: EngineOptions,
+  deps?: EngineDeps,
+) => EngineOutput | Promise<EngineOutput>;
+
+let engineModule: Promise<typeof import('./engine/index.js')> | undefined;
+
+/**
+ * The real engine, imported on first use: its tokenizer tables take most of
+ * svc's start-up time and memory, so `svc serve` listens first and loads the
+ * engine right after (see `createSvcServer`).
+ */
+export const lazyEngine = {
+  load: () => {
+    engineModule ??= import('./engine/index.js');
+    return engineModule;
+  },
+  compress: (async (messages, options, deps) =>
+    (await lazyEngine.load()).compressMessages(messages, options, deps)) as CompressFn,
+};
+
+/** A memo of per-content engine results shared by all requests, bounded by size (principle 4). */
+export function createEngineMemo(maxChars = 64 * 1024 * 1024): ContentMemo {
+  return new LRUCache<string, string>({
+    maxSize: maxChars,
+    sizeCalculation: (v, k) => v.length + k.length + 1,
+  });
+}
+
+/** Engine options for one request, from the server config. */
+export function engineOptionsFor(
+  config: Config,
+  model: string,
+  memo?: ContentMemo,
+  outputReserve?: number,
+): EngineOptions {
+  const options: EngineOptions = {
+    model,
+    intelligentContext: config.intelligentContext,
+    intelligentScoring: config.intelligentScoring,
+    compressFirst: config.compressFirst,
+    protectTurns: config.protectTurns,
+  };
+  if (memo) options.memo = memo;
+  if (config.contextLimit !== undefined) options.contextLimit = config.contextLimit;
+  if (outputReserve !== undefined) options.outputReserve = outputReserve;
+  // Validated when the config was resolved.
+  if (config.scoreWeights) options.scoreWeights = parseScoreWeights(config.scoreWeights);
+  return options;
+}
+
+/** What one engine call needs from its caller (the server's context, or `svc compress`). */
+export interface Compression {
+  config: Config;
+  compress: CompressFn;
+  /** The CCR store, or how to open it (`svc compress` opens its file store only when something was removed). */
+  ccr: CcrStore | (() => CcrStore);
+  /** Per-content memo (the server shares one across requests). */
+  memo?: ContentMemo | undefined;
+  /** TOIN's advice at the time of the call. */
+  toin?: (() => ToinAdvice) | undefined;
+  /** Receives what the engine observed for TOIN. */
+  observed?: ((observations: NonNullable<EngineOutput['observations']>) => void) | undefined;
+}
+
+/**
+ * Compresses and stores the originals of every marker in the CCR store
+ * before returning (principle 3). Throws SVC_COMPRESSION_FAILED when the
+ * engine throws, SVC_STORE_UNAVAILABLE (with the store's error as `cause`
+ * and `details.tokensBefore`) when the CCR write fails: in both cases the caller must not use the
+ * compressed messages.
+ */
+export async function compressAndStore(
+  c: Compression,
+  messages: ChatMessage[],
+  model: string,
+  outputReserve?: number,
+): Promise<EngineOutput> {
+  let output: EngineOutput;
+  try {
+    const options = engineOptionsFor(c.config, model, c.memo, outputReserve);
+    if (c.toin) options.toin = c.toin();
+    output = await c.compress(messages, options);
+  } catch (err) {
+    throw new SvcError('SVC_COMPRESSION_FAILED', `compression failed: ${(err as Error)?.message ?? err}`, {
+      cause: err,
+    });
+  }
+  if (output.ccrEntries.size > 0) {
+    try {
+      await putAll(typeof c.ccr === 'function' ? c.ccr() : c.ccr, output.ccrEntries);
+    } catch (err) {
+      throw new SvcError('SVC_STORE_UNAVAILABLE', 'could not store originals in the CCR store', {
+        cause: err,
+        details: { tokensBefore: output.result.tokens_before },
+      });
+    }
+  }
+  if (output.observations && output.observations.length > 0) c.observed?.(output.observations);
+  return output;
+}

@@ -1,0 +1,364 @@
+/**
+ * JSON.parse for request bodies that repeat an earlier body's beginning.
+ *
+ * An agent re-sends its whole conversation on every turn: the body of turn n
+ * is the body of turn n-1 plus a few messages. Parsing it whole costs time
+ * in proportion to the history, and so does everything after it: each fresh
+ * string must be hashed again by every memo that looks it up. This parser
+ * keeps the text, the bytes, the parsed messages and their spans of recent
+ * bodies; when a new body starts with the same bytes (or characters) as one
+ * of them up to the end of some message (one native comparison), those
+ * messages are reused as they are (the same objects, whose strings V8 has
+ * hashed already) and only the rest is decoded and parsed. The result equals
+ * `JSON.parse(text)`; the spans of the messages array are handed on to the
+ * splicer (`SpanHints`). Work per body then grows with the new messages, not
+ * the history (principle 4).
+ */
+
+import { isUtf8 } from 'node:buffer';
+import { LRUCache } from 'lru-cache';
+import { arrayMemberSpans, detached, type Span, type SpanHints, skipWs, valueEnd } from './spans.js';
+
+/** What `PrefixParser.parse` returns. */
+export interface ParsedBody {
+  /** Equal to `JSON.parse(text)`. */
+  value: unknown;
+  /** Spans of the messages array of `text`, when it has one. */
+  hints: SpanHints | undefined;
+  /** Messages taken from an earlier body (0: parsed whole). */
+  reused: number;
+}
+
+/** One earlier body: its text and what parsing it found. */
+interface Snapshot {
+  text: string;
+  /** Members before `messages`, in order. */
+  head: Array<[string, unknown]>;
+  messages: unknown[];
+  /** Span of each message in `text`. */
+  spans: Span[];
+  /**
+   * Spans found inside those messages (by the splicer, `SpanHints`): a reused
+   * message sits at the same place in the new text, and so does everything in it.
+   */
+  found: SpanHints['found'];
+  /**
+   * The body as received and the UTF-8 byte offset of each message's end,
+   * when the body is valid UTF-8 (then `text` is exactly its decoding).
+   */
+  bytes?: { raw: Buffer; ends: number[] };
+}
+
+/**
+ * A body seen once: kept as parsed. Where its messages sit is found only if a
+ * later body starts like it (most one-off requests never pay for that).
+ */
+interface Unlaid {
+  unlaid: true;
+  text: string;
+  value: Record<string, unknown>;
+  raw: Buffer | undefined;
+  found: SpanHints['found'];
+}
+
+type Entry = Snapshot | Unlaid;
+
+/** The snapshot of an entry (found now for a body seen once); undefined when it has no messages to reuse. */
+function laidOut(entry: Entry): Snapshot | undefined {
+  if (!('unlaid' in entry)) return entry;
+  const { text, value, raw, found } = entry;
+  const spans = arrayMemberSpans(text, value, MESSAGES, { text, found });
+  if (!spans || spans.items.length === 0) return undefined;
+  const head: Array<[string, unknown]> = [];
+  for (const k of spans.members.keys()) {
+    if (k === MESSAGES) break;
+    head.push([k, value[k]]);
+  }
+  const snapshot: Snapshot = {
+    text,
+    head,
+    messages: value[MESSAGES] as unknown[],
+    spans: spans.items,
+    found,
+  };
+  if (raw && isUtf8(raw)) snapshot.bytes = { raw, ends: byteEnds(text, spans.items, [], 0) };
+  return snapshot;
+}
+
+/**
+ * The snapshots of a group with their index, most recent first. A body seen
+ * only once is laid out when reached (replaced in place, or removed from the
+ * group when it has nothing to reuse).
+ */
+function* snapshots(group: Entry[]): Generator<[number, Snapshot]> {
+  for (let g = 0; g < group.length; ) {
+    const snapshot = laidOut(group[g]!);
+    if (!snapshot) {
+      group.splice(g, 1);
+      continue;
+    }
+    group[g] = snapshot;
+    yield [g, snapshot];
+    g += 1;
+  }
+}
+
+/**
+ * Bodies are grouped by their beginning through the end of the first message
+ * (at most this many characters of it), which every later turn repeats; the
+ * group is searched for the longest shared prefix.
+ */
+const KEY_CHARS = 2048;
+/** Bytes decoded to find the group of a body (its first message must end within them). */
+const HEAD_BYTES = 64 * 1024;
+/** Bodies kept per group (conversations that start alike, e.g. the same system prompt). */
+const PER_KEY = 4;
+const MESSAGES = 'messages';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Parses request bodies, reusing the parse of an earlier body's messages
+ * when the new body starts like it. Bounded: it keeps bodies of up to
+ * `maxChars` characters and bytes in all (the least recently used leave first).
+ */
+export class PrefixParser {
+  private readonly groups: LRUCache<string, Entry[]>;
+
+  constructor(maxChars = 32 * 1024 * 1024) {
+    this.groups = new LRUCache<string, Entry[]>({
+      maxSize: maxChars,
+      sizeCalculation: (list) =>
+        Math.max(
+          1,
+          list.reduce((n, e) => n + e.text.length + (('unlaid' in e ? e.raw : e.bytes?.raw)?.length ?? 0), 0),
+        ),
+    });
+  }
+
+  /** Parses `text` (throws as `JSON.parse` does on invalid JSON). */
+  parse(text: string): ParsedBody {
+    return this.parseText(text, groupKey(text), undefined);
+  }
+
+  /**
+   * Decodes (UTF-8) and parses a body. When it repeats an earlier body byte
+   * for byte through the end of some message (one memory comparison), only
+   * the bytes after that are decoded: the earlier text stands for the rest
+   * (decoding is the costliest step left for a long body, above all one with
+   * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
+   */
+  parseBytes(raw: Buffer): ParsedBody & { text: string } {
+    const head = raw.toString('utf8', 0, Math.min(raw.length, HEAD_BYTES));
+    const key = groupKey(head);
+    if (key !== undefined) {
+      const group = this.groups.get(key) ?? [];
+      for (const [g, earlier] of snapshots(group)) {
+        const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
+        if (kept === 0) continue;
+        const cut = earlier.bytes!.ends[kept - 1]!;
+        const rest = raw.subarray(cut);
+        // Only valid UTF-8 decodes piecewise exactly as it does whole.
+        if (!isUtf8(rest)) break;
+        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
+        const parsed = continueParse(text, earlier, kept);
+        if (!parsed) continue;
+        parsed.snapshot.bytes = {
+          raw,
+          ends: byteEnds(text, parsed.snapshot.spans, earlier.bytes!.ends, kept),
+        };
+        group.splice(g, 1);
+        this.remember(key, group, parsed.snapshot);
+        return { ...parsed.body, text };
+      }
+    }
+    const text = raw.toString('utf8');
+    return { ...this.parseText(text, key === undefined ? groupKey(text) : key, raw), text };
+  }
+
+  private parseText(text: string, key: string | undefined, raw: Buffer | undefined): ParsedBody {
+    if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
+    const group = this.groups.get(key) ?? [];
+    for (const [g, earlier] of snapshots(group)) {
+      const kept = sharedMessages(text, earlier);
+      if (kept === 0) continue;
+      const parsed = continueParse(text, earlier, kept);
+      if (!parsed) continue;
+      if (raw !== undefined && isUtf8(raw)) {
+        // the earlier body's byte offsets hold for the messages this one repeats
+        const known = earlier.bytes;
+        parsed.snapshot.bytes = {
+          raw,
+          ends: byteEnds(text, parsed.snapshot.spans, known?.ends ?? [], known ? kept : 0),
+        };
+      }
+      group.splice(g, 1);
+      this.remember(key, group, parsed.snapshot);
+      return parsed.body;
+    }
+    const value = JSON.parse(text) as unknown;
+    if (!isRecord(value)) return { value, hints: undefined, reused: 0 };
+    // Spans the splicer finds in this body are kept with it for a later turn.
+    const hints: SpanHints = { text, found: new WeakMap() };
+    const messages = value[MESSAGES];
+    if (Array.isArray(messages) && messages.length > 0)
+      this.remember(key, group, { unlaid: true, text, value, raw, found: hints.found });
+    return { value, hints, reused: 0 };
+  }
+
+  private remember(key: string, group: Entry[], snapshot: Entry): void {
+    group.unshift(snapshot);
+    if (group.length > PER_KEY) group.length = PER_KEY;
+    this.groups.set(key, group);
+  }
+}
+
+/**
+ * The group of a body: its text up to the end of its first message (cut at
+ * `KEY_CHARS`). Found by a scan of the members before `messages` and of the
+ * first message, whose size does not grow with the conversation. Undefined
+ * when the body is not an object whose `messages` array has a message.
+ */
+function groupKey(text: string): string | undefined {
+  try {
+    let i = skipWs(text, 0);
+    if (text.charCodeAt(i) !== 0x7b) return undefined;
+    i = skipWs(text, i + 1);
+    for (;;) {
+      if (text.charCodeAt(i) !== 0x22) return undefined;
+      const keyEnd = valueEnd(text, i);
+      const name = text.slice(i + 1, keyEnd - 1);
+      i = skipWs(text, keyEnd);
+      if (text.charCodeAt(i) !== 0x3a) return undefined;
+      const start = skipWs(text, i + 1);
+      if (name === MESSAGES) {
+        if (text.charCodeAt(start) !== 0x5b) return undefined;
+        const first = skipWs(text, start + 1);
+        if (text.charCodeAt(first) === 0x5d) return undefined;
+        return detached(text.slice(0, Math.min(valueEnd(text, first), KEY_CHARS)));
+      }
+      i = skipWs(text, valueEnd(text, start));
+      if (text.charCodeAt(i) !== 0x2c) return undefined;
+      i = skipWs(text, i + 1);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * UTF-8 byte offsets of the message ends in `spans`, the first `known` of
+ * them taken from `ends` (the text up to there is the same); the rest
+ * measured piece by piece, so the work grows with the new messages only.
+ */
+function byteEnds(text: string, spans: readonly Span[], ends: readonly number[], known: number): number[] {
+  const out = ends.slice(0, known);
+  let at = known === 0 ? 0 : spans[known - 1]!.end;
+  let bytes = known === 0 ? 0 : out[known - 1]!;
+  for (let k = known; k < spans.length; k++) {
+    bytes += Buffer.byteLength(text.slice(at, spans[k]!.end));
+    at = spans[k]!.end;
+    out.push(bytes);
+  }
+  return out;
+}
+
+/**
+ * The largest n in 0..count for which `same(n)` holds (the first n messages
+ * repeat the earlier body's), trying all of them first. Binary search: a body
+ * that repeats message k repeats every message before it.
+ */
+function longestShared(count: number, same: (n: number) => boolean): number {
+  if (same(count)) return count;
+  let lo = 0;
+  let hi = count - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (same(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** How many messages of the earlier body `raw` repeats byte for byte (through the end of the last). */
+function sharedBytes(raw: Buffer, earlier: { raw: Buffer; ends: number[] }): number {
+  const { ends } = earlier;
+  return longestShared(ends.length, (n) => {
+    const end = ends[n - 1]!;
+    return raw.length > end && raw.compare(earlier.raw, 0, end, 0, end) === 0;
+  });
+}
+
+/** How many messages of `earlier` `text` repeats character for character (through the end of the last). */
+function sharedMessages(text: string, earlier: Snapshot): number {
+  const { spans } = earlier;
+  return longestShared(spans.length, (n) => {
+    const end = spans[n - 1]!.end;
+    return text.length > end && text.slice(0, end) === earlier.text.slice(0, end);
+  });
+}
+
+/**
+ * The parse of `text` given that its first `kept` messages are those of
+ * `earlier`: the rest of the messages array and the members after it are
+ * parsed; undefined when the text does not go on as a body can (then it is
+ * parsed whole, and `JSON.parse` reports what is wrong).
+ */
+function continueParse(
+  text: string,
+  earlier: Snapshot,
+  kept: number,
+): { body: ParsedBody; snapshot: Snapshot } | undefined {
+  const spans = earlier.spans.slice(0, kept);
+  let i = skipWs(text, spans[kept - 1]!.end);
+  try {
+    while (text.charCodeAt(i) === 0x2c) {
+      const start = skipWs(text, i + 1);
+      const end = valueEnd(text, start);
+      if (end <= start) return undefined;
+      spans.push({ start, end });
+      i = skipWs(text, end);
+    }
+  } catch {
+    return undefined;
+  }
+  if (text.charCodeAt(i) !== 0x5d) return undefined;
+  const close = i + 1;
+  let added: unknown[] = [];
+  let tail: Record<string, unknown> = {};
+  try {
+    if (spans.length > kept)
+      added = JSON.parse(`[${text.slice(spans[kept]!.start, spans.at(-1)!.end)}]`) as unknown[];
+    const after = skipWs(text, close);
+    if (text.charCodeAt(after) === 0x2c)
+      tail = JSON.parse(`{${text.slice(after + 1)}`) as Record<string, unknown>;
+    else if (text.charCodeAt(after) !== 0x7d || text.slice(after + 1).trim() !== '') return undefined;
+  } catch {
+    return undefined;
+  }
+  if (added.length !== spans.length - kept) return undefined;
+  // A key after `messages` that also comes before it (or is `messages`, or `__proto__`) would need
+  // JSON.parse's own rules for duplicates: leave those bodies to it.
+  for (const k of Object.keys(tail))
+    if (k === MESSAGES || k === '__proto__' || earlier.head.some(([h]) => h === k)) return undefined;
+  if (earlier.head.some(([h]) => h === '__proto__')) return undefined;
+  const messages =
+    kept === earlier.messages.length && added.length === 0
+      ? earlier.messages
+      : [...earlier.messages.slice(0, kept), ...added];
+  const value: Record<string, unknown> = {};
+  for (const [k, v] of earlier.head) value[k] = v;
+  value[MESSAGES] = messages;
+  for (const k of Object.keys(tail)) value[k] = tail[k];
+  const { found } = earlier;
+  found.set(messages, {
+    list: spans.map((s, k) => ({ start: s.start, end: s.end, value: messages[k] })),
+    close,
+  });
+  return {
+    body: { value, hints: { text, found }, reused: kept },
+    snapshot: { text, head: earlier.head, messages, spans, found },
+  };
+}

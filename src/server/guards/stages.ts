@@ -1,0 +1,166 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tokenizerFor } from '../../engine/tokens.js';
+import type { ChatMessage } from '../../engine/types.js';
+import type { RequestFinishedEvent } from '../../events.js';
+import { DEFAULT_FORMAT, parseRequest } from '../../formats/index.js';
+import { responseCacheKey } from '../../guards/cache-key.js';
+import { maxOutputTokens } from '../../guards/cost-estimate.js';
+import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
+import { cacheableHeaders } from '../../guards/response-cache.js';
+import { createResponseRecorder } from '../../guards/response-recorder.js';
+import { keyHash, requestKey } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import type { ProxyExchange, ProxyStage } from '../proxy/pipeline.js';
+import { holdUntilFinished, pricingEstimator } from './holds.js';
+import {
+  CACHE_HEADER,
+  type CacheOutcome,
+  sendBudgetExceeded,
+  sendCached,
+  sendRateLimited,
+  wantsCacheBypass,
+} from './responses.js';
+
+/**
+ * The hash of the key the request carries (never the key), also recorded on
+ * its event; requests without a key share `ANONYMOUS_KEY`.
+ */
+function clientKeyHash(req: IncomingMessage, event: RequestFinishedEvent): string {
+  event.keyHash ??= keyHash(requestKey(req.headers));
+  return event.keyHash ?? ANONYMOUS_KEY;
+}
+
+/** Tokens of the request as the client sent it (before compression); 0 when it is not readable. */
+function countInputTokens(ex: ProxyExchange): number {
+  if (!ex.format || !ex.json) return 0;
+  try {
+    const parsed = ex.parsed ?? parseRequest(ex.format, ex.json);
+    return tokenizerFor(parsed.model ?? 'unknown').countMessages(parsed.messages);
+  } catch {
+    return 0;
+  }
+}
+
+function reject(event: RequestFinishedEvent, status: number, errorCode: string, rateLimited = false): void {
+  Object.assign(event, { mode: 'rejected', status, errorCode, rateLimited });
+}
+
+/**
+ * Guards of a proxied request, after `parse` and before `compress`: rate
+ * limit (429), cache lookup (a HIT answers from the cache, the upstream is
+ * not called, nothing is charged), budget reservation (402). Holds are
+ * settled from the request's `request.finished` event (`guardsPlugin`).
+ */
+export const guardStage: ProxyStage = {
+  name: 'guards',
+  async run(ex, next) {
+    const { ctx, req, res, event } = ex;
+    const guards = ctx.guards;
+    if (!guards || !ex.format) return next();
+    const format = ex.format;
+    const client = clientKeyHash(req, event);
+    const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;
+    const inputTokens = needTokens ? countInputTokens(ex) : 0;
+
+    if (guards.rateLimiter) {
+      const decision = await guards.rateLimiter.acquire(client, inputTokens);
+      if (!decision.allowed) {
+        reject(event, 429, 'SVC_RATE_LIMITED', true);
+        sendRateLimited(res, format, decision);
+        return;
+      }
+      holdUntilFinished(event, { rate: decision.ticket });
+    }
+
+    const cache = guards.cache;
+    let outcome: CacheOutcome = 'BYPASS';
+    if (cache && ex.json && !wantsCacheBypass(req)) {
+      const key = responseCacheKey({
+        path: ex.path + ex.search,
+        body: ex.json,
+        keyHash: client,
+        headers: req.headers,
+      });
+      const hit = await cache.get(key);
+      if (hit) {
+        Object.assign(event, { cached: true, mode: 'cached', status: hit.status });
+        sendCached(res, hit);
+        return;
+      }
+      outcome = 'MISS';
+      ex.cachePlan = { key };
+    }
+
+    if (guards.budget.enabled && ex.json) {
+      const model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
+      const estimate =
+        model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutputTokens(ex.json));
+      const decision = await guards.budget.reserve(estimate);
+      if (!decision.allowed) {
+        reject(event, 402, 'SVC_BUDGET_EXCEEDED');
+        sendBudgetExceeded(res, format, decision);
+        return;
+      }
+      holdUntilFinished(event, { budget: decision.reservation });
+    }
+
+    res.setHeader(CACHE_HEADER, outcome);
+    return next();
+  },
+};
+
+/**
+ * Just before `relay`: records the upstream's answer as it is relayed and
+ * stores it in the cache once it ended cleanly (a 200, the whole body; for
+ * a stream, its final event and no error event).
+ */
+export const cacheRecordStage: ProxyStage = {
+  name: 'cache-record',
+  async run(ex, next) {
+    const plan = ex.cachePlan;
+    const cache = ex.ctx.guards?.cache;
+    const upstream = ex.upstream;
+    if (!plan || !cache || !upstream || !ex.format || upstream.statusCode !== 200) return next();
+    const recorder = createResponseRecorder({
+      format: ex.format.name,
+      mode: ex.json?.stream === true ? 'sse' : 'json',
+      status: upstream.statusCode,
+      headers: cacheableHeaders(upstream.headers),
+      model: ex.event.model,
+      maxBytes: ex.ctx.config.cacheMaxBytes,
+      now: ex.ctx.now,
+    });
+    ex.responseTaps.push((chunk) => recorder.push(chunk));
+    await next();
+    if (ex.res.destroyed || ex.signal.aborted) return;
+    const entry = recorder.finish();
+    if (entry) await cache.set(plan.key, entry);
+  },
+};
+
+/**
+ * Rate-limits `POST /v1/compress` per service key, in buckets of its own
+ * (prefix `compress:`), reserving the tokens counted on `messages`; the
+ * hold is settled with the request's `tokens_before`. Returns false when it
+ * answered 429.
+ */
+export async function guardCompress(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  event: RequestFinishedEvent,
+  messages: ChatMessage[],
+  model: string,
+): Promise<boolean> {
+  const limiter = ctx.guards?.rateLimiter;
+  if (!limiter) return true;
+  const tokens = tokenizerFor(model).countMessages(messages);
+  const decision = await limiter.acquire(`compress:${clientKeyHash(req, event)}`, tokens);
+  if (!decision.allowed) {
+    reject(event, 429, 'SVC_RATE_LIMITED', true);
+    sendRateLimited(res, DEFAULT_FORMAT, decision);
+    return false;
+  }
+  holdUntilFinished(event, { rate: decision.ticket });
+  return true;
+}

@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FORMATS, formatForPassthrough, type ProviderFormat } from '../../formats/index.js';
+import { keyHash, requestKey } from '../auth.js';
+import type { RoutePlugin, ServerContext } from '../context.js';
+import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
+import { sendSvcError } from '../respond.js';
+import type { ProxyExchange } from './pipeline.js';
+import { upstreamCaller } from './upstream.js';
+
+type RoutedRequest = IncomingMessage & { path?: string; search?: string | null };
+
+/**
+ * Which upstream a request goes to, and the format its errors are shaped in:
+ * a parsed format's own (`format.upstreamUrl`); for other `/v1` paths the
+ * format that claims the request (`formatForPassthrough`).
+ */
+export function upstreamFor(
+  ctx: ServerContext,
+  format: ProviderFormat | undefined,
+  req: IncomingMessage,
+  path: string,
+): {
+  base: string;
+  errorFormat: ProviderFormat;
+} {
+  const errorFormat = format ?? formatForPassthrough(path, req.headers);
+  return { base: errorFormat.upstreamUrl(ctx.config), errorFormat };
+}
+
+/**
+ * Handles one proxied request: builds the exchange, runs the pipeline,
+ * turns failures into provider-shaped errors and emits one
+ * `request.finished` event when the response has ended.
+ */
+export async function handleProxy(
+  ctx: ServerContext,
+  req: RoutedRequest,
+  res: ServerResponse,
+  format: ProviderFormat | undefined,
+): Promise<void> {
+  const path = req.path ?? new URL(req.url ?? '/', 'http://x').pathname;
+  const search = req.search ?? '';
+  const pending = startEvent(ctx, path, format?.name ?? 'other');
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const { base, errorFormat } = upstreamFor(ctx, format, req, path);
+  const url = base + path.slice('/v1'.length) + search;
+  const clientKey = requestKey(req.headers);
+  pending.event.keyHash = keyHash(clientKey);
+  const ex: ProxyExchange = {
+    ctx,
+    req,
+    res,
+    path,
+    search,
+    format,
+    upstreamBase: base,
+    clientKey,
+    body: undefined,
+    text: undefined,
+    hints: undefined,
+    json: undefined,
+    parsed: undefined,
+    output: undefined,
+    skipCompression: !ctx.config.optimize,
+    outBody: Buffer.alloc(0),
+    outEncoding: undefined,
+    signal: controller.signal,
+    callUpstream: upstreamCaller(ctx.upstream, req, url, controller.signal),
+    upstream: undefined,
+    responseTaps: [],
+    onFinish: [],
+    pending,
+    event: pending.event,
+    spliced: undefined,
+    cachePlan: undefined,
+    retrieval: undefined,
+  };
+  try {
+    await ctx.pipeline.run(ex);
+  } catch (err) {
+    if (controller.signal.aborted) {
+      pending.event.status = 499;
+      pending.event.errorCode = 'SVC_CLIENT_CLOSED';
+      ctx.logger.debug('client closed the request; upstream call cancelled', { path });
+    } else {
+      const error = asSvcError(err);
+      pending.event.status = res.headersSent ? pending.event.status : error.status;
+      pending.event.errorCode = error.code;
+      const log = error.status >= 500 ? ctx.logger.warn : ctx.logger.debug;
+      log(`${path}: ${error.message}`, { code: error.code, status: error.status });
+      sendSvcError(res, errorFormat, error);
+      if (!req.complete) req.resume();
+    }
+  } finally {
+    ex.upstream?.body.destroy();
+    for (const hook of ex.onFinish) {
+      try {
+        await hook(ex);
+      } catch (err) {
+        ctx.logger.error('an onFinish hook failed', { error: String(err) });
+      }
+    }
+    emitFinished(ctx, pending);
+  }
+}
+
+/** `POST /v1/messages` and `POST /v1/chat/completions`: compressed, then forwarded (spec 1, 4). */
+export const proxyRoutes: RoutePlugin = (app, ctx) => {
+  for (const format of Object.values(FORMATS)) {
+    app.post(format.path, (req, res) => {
+      void handleProxy(ctx, req, res, format);
+    });
+  }
+};

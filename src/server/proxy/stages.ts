@@ -1,0 +1,174 @@
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { compressAndStore } from '../../compression.js';
+import { isSvcError } from '../../errors.js';
+import { parseRequest, spliceRequest } from '../../formats/index.js';
+import { compressionOf } from '../context.js';
+import { elapsedMs } from '../finished-event.js';
+import { readBody } from '../read-body.js';
+import { isBypass } from '../routes/compress.js';
+import type { ProxyExchange, ProxyStage } from './pipeline.js';
+import { clientResponseHeaders, upstreamError } from './upstream.js';
+import { createUsageTap } from './usage-tap.js';
+
+/**
+ * Reads the body (limit: 413) and, for a provider format, its JSON and the
+ * engine's view of it. A body svc cannot read (unknown encoding, not JSON,
+ * not the format) is forwarded untouched: the provider's own error is the
+ * one the client should see. Other `/v1` paths stream through unread.
+ */
+export const parseStage: ProxyStage = {
+  name: 'parse',
+  async run(ex, next) {
+    if (!ex.format) {
+      ex.skipCompression = true;
+      ex.outBody = ex.req;
+      return next();
+    }
+    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes);
+    ex.body = body;
+    ex.outBody = body.raw;
+    ex.outEncoding = body.encoding;
+    if (isBypass(ex.req)) {
+      ex.skipCompression = true;
+      ex.event.mode = 'bypass';
+    }
+    if (!body.decoded) {
+      ex.skipCompression = true;
+      ex.event.mode = 'passthrough';
+      return next();
+    }
+    try {
+      const read = ex.ctx.bodies.parseBytes(body.decoded);
+      ex.text = read.text;
+      const json = read.value;
+      ex.hints = read.hints;
+      if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
+        ex.json = json as Record<string, unknown>;
+        ex.event.model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
+        ex.event.stream = ex.json.stream === true;
+      }
+      if (!ex.skipCompression) ex.parsed = parseRequest(ex.format, json);
+    } catch (err) {
+      ex.ctx.logger.debug('request body not readable as the format; forwarding it untouched', {
+        path: ex.path,
+        reason: isSvcError(err) ? err.message : 'not JSON',
+      });
+      ex.skipCompression = true;
+      ex.event.mode = 'passthrough';
+    }
+    return next();
+  },
+};
+
+function failOpen(ex: ProxyExchange, err: unknown, what: string): void {
+  ex.event.compressionFailed = true;
+  ex.output = undefined;
+  ex.ctx.logger.error(`${what}; forwarding the original request`, {
+    path: ex.path,
+    error: err instanceof Error ? err.message : String(err),
+  });
+}
+
+/** Runs the engine and stores its CCR entries; on any failure forwards the original (principle 1, 3). */
+export const compressStage: ProxyStage = {
+  name: 'compress',
+  async run(ex, next) {
+    if (!ex.skipCompression && ex.parsed && ex.parsed.messages.length > 0) {
+      try {
+        ex.output = await compressAndStore(
+          compressionOf(ex.ctx),
+          ex.parsed.messages,
+          ex.parsed.model ?? 'unknown',
+          ex.parsed.maxTokens,
+        );
+      } catch (err) {
+        failOpen(ex, err, 'compression failed');
+      }
+    }
+    return next();
+  },
+};
+
+/** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
+export const spliceStage: ProxyStage = {
+  name: 'splice',
+  async run(ex, next) {
+    const { output, parsed, format, text } = ex;
+    if (output && parsed && format && text !== undefined) {
+      try {
+        const spliced = spliceRequest(format, text, parsed, output, ex.hints);
+        const r = output.result;
+        ex.event.tokensBefore = r.tokens_before;
+        if (spliced !== undefined) {
+          ex.outBody = Buffer.from(spliced, 'utf8');
+          ex.spliced = { body: ex.outBody, text: spliced };
+          ex.outEncoding = undefined;
+          ex.event.tokensAfter = r.tokens_after;
+          ex.event.tokensSaved = r.tokens_saved;
+          ex.event.transforms = r.transforms_applied;
+        } else {
+          ex.event.tokensAfter = r.tokens_before;
+        }
+      } catch (err) {
+        ex.event.tokensBefore = 0;
+        failOpen(ex, err, 'compressed request could not be spliced');
+      }
+    }
+    return next();
+  },
+};
+
+/** Calls the upstream with `ex.outBody`. */
+export const forwardStage: ProxyStage = {
+  name: 'forward',
+  async run(ex, next) {
+    ex.event.overheadMs = elapsedMs(ex.pending);
+    ex.upstream = await ex.callUpstream(ex.outBody, ex.outEncoding);
+    ex.event.upstreamStatus = ex.upstream.statusCode;
+    return next();
+  },
+};
+
+function waitDrain(ex: ProxyExchange): Promise<unknown> {
+  return Promise.race([once(ex.res, 'drain'), once(ex.res, 'close')]);
+}
+
+/**
+ * Relays the upstream response as it arrives: status, headers (minus
+ * hop-by-hop), body chunk by chunk with back-pressure; reads usage on the side.
+ */
+export const relayStage: ProxyStage = {
+  name: 'relay',
+  async run(ex) {
+    const upstream = ex.upstream;
+    if (!upstream) return;
+    const { res } = ex;
+    const header = (name: string) => {
+      const v = upstream.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const tap = ex.format
+      ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
+      : undefined;
+    res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
+    // A stream's headers go out now: SDKs resolve a stream call on them, before the first event.
+    if ((header('content-type') ?? '').includes('text/event-stream')) res.flushHeaders();
+    ex.event.status = upstream.statusCode;
+    const taps = ex.responseTaps;
+    try {
+      for await (const chunk of upstream.body as Readable) {
+        const buf = chunk as Buffer;
+        tap?.write(buf);
+        for (const t of taps) t(buf);
+        if (!res.write(buf)) await waitDrain(ex);
+        if (res.destroyed) break;
+      }
+    } catch (err) {
+      // Reset or stalled mid-body: the status is sent, so the client connection is cut (handleProxy).
+      throw ex.signal.aborted ? err : upstreamError(err, ex.upstreamBase);
+    }
+    res.end();
+    if (tap) ex.event.usage = await tap.end();
+  },
+};

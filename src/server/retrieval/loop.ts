@@ -1,0 +1,190 @@
+import { isUtf8 } from 'node:buffer';
+import { once } from 'node:events';
+import { PassThrough, Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
+import { sseEvents } from '../../formats/index.js';
+import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
+import {
+  answerCalls,
+  appendRetrievalTurn,
+  editBytes,
+  MAX_RETRIEVAL_ROUNDS,
+  retrievalToolEdit,
+  toolsSpanAfterSplice,
+} from './tool.js';
+
+function header(up: UpstreamResponse, name: string): string | undefined {
+  const v = up.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The upstream body decoded (gzip, deflate, br); headers then lose the encoding and length. */
+function decoded(up: UpstreamResponse): { body: Readable; headers: UpstreamResponse['headers'] } {
+  const encoding = header(up, 'content-encoding')?.toLowerCase();
+  const { 'content-encoding': _e, 'content-length': _l, ...headers } = up.headers;
+  const unzip =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : undefined;
+  return { body: unzip ? up.body.pipe(unzip) : up.body, headers };
+}
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+  return Buffer.concat(chunks);
+}
+
+/** Reads a body; when it fails midway, a body that gives what arrived and then the same error. */
+async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed: Readable }> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const c of body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+    return { raw: Buffer.concat(chunks) };
+  } catch (err) {
+    async function* replay() {
+      yield* chunks;
+      throw err;
+    }
+    return { failed: Readable.from(replay()) };
+  }
+}
+
+/**
+ * Offers the retrieval tool: a request whose forwarded body holds a marker
+ * gets `svc_retrieve` appended to its tools, the same way every time, so the
+ * prompt prefix stays stable from turn to turn.
+ */
+export const retrievalToolStage: ProxyStage = {
+  name: 'retrieval-tool',
+  async run(ex, next) {
+    const format = ex.format;
+    if (!format || ex.skipCompression || !ex.json) return next();
+    const spliced =
+      ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
+    const known = ex.spliced;
+    const text = spliced
+      ? known?.body === ex.outBody
+        ? known.text
+        : (ex.outBody as Buffer).toString('utf8')
+      : ex.text;
+    if (text === undefined) return next();
+    // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
+    const marked = spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0;
+    if (!marked && !hasMarker(text)) return next();
+    // another stage (or the client) may have offered it already
+    const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
+      ? undefined
+      : retrievalToolEdit(
+          text,
+          ex.json,
+          format,
+          ex.text === undefined ? undefined : toolsSpanAfterSplice(ex.text, ex.json, ex.hints, text),
+        );
+    const withTool = edit ? text.slice(0, edit.start) + edit.insert + text.slice(edit.end) : text;
+    // The bytes of `text` when they are at hand: the spliced body, or the decoded original (valid UTF-8).
+    const bytes =
+      spliced && known?.body === ex.outBody
+        ? known.body
+        : !spliced && ex.body?.decoded && isUtf8(ex.body.decoded)
+          ? ex.body.decoded
+          : undefined;
+    ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
+    ex.outEncoding = undefined;
+    ex.retrieval = { text: withTool, format };
+    return next();
+  },
+};
+
+async function jsonLoop(
+  ex: ProxyExchange,
+  state: RetrievalState,
+  first: UpstreamResponse,
+): Promise<UpstreamResponse> {
+  let upstream = first;
+  let text = state.text;
+  for (let round = 0; ; round += 1) {
+    const read = await readOrReplayFailure(upstream.body);
+    if ('failed' in read) return { ...upstream, body: read.failed };
+    const raw = read.raw;
+    const replay = { ...upstream, body: Readable.from([raw]) };
+    let json: Record<string, unknown>;
+    try {
+      const { body } = decoded({ ...upstream, body: Readable.from([raw]) });
+      json = JSON.parse((await readAll(body)).toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return replay;
+    }
+    const { calls, assistant } = state.format.ownToolCalls(json, RETRIEVE_TOOL_NAME);
+    if (calls.length === 0) return replay;
+    if (round >= MAX_RETRIEVAL_ROUNDS) {
+      const body = Buffer.from(JSON.stringify(state.format.withoutOwnToolCalls(json, RETRIEVE_TOOL_NAME)));
+      const { headers } = decoded({ ...upstream, body: Readable.from([]) });
+      return {
+        statusCode: upstream.statusCode,
+        headers: { ...headers, 'content-length': String(body.length) },
+        body: Readable.from([body]),
+      };
+    }
+    const answers = await answerCalls(ex.ctx, calls);
+    text = appendRetrievalTurn(text, state.format, assistant, answers);
+    upstream = await ex.callUpstream(Buffer.from(text, 'utf8'));
+    if (upstream.statusCode !== 200) return upstream;
+  }
+}
+
+function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamResponse): UpstreamResponse {
+  const out = new PassThrough();
+  const relay = state.format.createStreamRelay(RETRIEVE_TOOL_NAME);
+  const write = async (chunk: string) => {
+    if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+  };
+  const { headers, body } = decoded(first);
+  const drive = async () => {
+    let text = state.text;
+    let events = sseEvents(body);
+    for (let round = 0; ; round += 1) {
+      const last = round >= MAX_RETRIEVAL_ROUNDS;
+      const result = await relay.round(events, last, write);
+      if (result.calls.length === 0 || last) break;
+      const answers = await answerCalls(ex.ctx, result.calls);
+      text = appendRetrievalTurn(text, state.format, result.assistant, answers);
+      const next = await ex.callUpstream(Buffer.from(text, 'utf8'));
+      if (next.statusCode !== 200) {
+        const error = (await readAll(decoded(next).body)).toString('utf8');
+        ex.ctx.logger.warn('upstream refused the retrieval continuation', { status: next.statusCode });
+        await write(`event: error\ndata: ${error.trim() || '{}'}\n\n`);
+        break;
+      }
+      events = sseEvents(decoded(next).body);
+    }
+    out.end();
+  };
+  drive().catch((err) => out.destroy(err as Error));
+  return { statusCode: first.statusCode, headers, body: out };
+}
+
+/**
+ * Answers the model's calls of the retrieval tool inside the proxy: reads
+ * the response (JSON, or SSE as it streams), answers retrieval calls from
+ * the CCR store, continues the conversation upstream (at most
+ * MAX_RETRIEVAL_ROUNDS rounds) and relays one answer: the client never sees
+ * a retrieval call.
+ */
+export const retrievalLoopStage: ProxyStage = {
+  name: 'retrieval-loop',
+  async run(ex, next) {
+    const state = ex.retrieval;
+    const upstream = ex.upstream;
+    if (!state || !upstream || upstream.statusCode !== 200) return next();
+    const type = header(upstream, 'content-type') ?? '';
+    if (type.includes('text/event-stream')) ex.upstream = streamLoop(ex, state, upstream);
+    else if (type.includes('json')) ex.upstream = await jsonLoop(ex, state, upstream);
+    return next();
+  },
+};

@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { PrefixParser } from '../../src/json/prefix-parse.js';
+import { applyJsonEdits, JsonEdits } from '../../src/json/spans.js';
+
+/** A conversation of `n` messages: alternating tool calls and (long) results. */
+function conversation(n: number, mark?: number): unknown[] {
+  return Array.from({ length: n }, (_, i) =>
+    i % 2 === 0
+      ? {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: `t${i}`, name: 'grep', input: { q: `x${i}` } }],
+        }
+      : {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: `t${i - 1}`,
+              content: `line "${i}" é\n`.repeat(30),
+              ...(i === mark ? { cache_control: { type: 'ephemeral' } } : {}),
+            },
+          ],
+        },
+  );
+}
+
+function body(messages: unknown[], extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ model: 'claude-sonnet-4-5', system: 'be brief', messages, ...extra });
+}
+
+describe('PrefixParser', () => {
+  it('parses a growing conversation as JSON.parse does, reusing the earlier messages', () => {
+    const parser = new PrefixParser();
+    let before: unknown[] | undefined;
+    for (const n of [3, 5, 9, 9, 12]) {
+      const text = body(conversation(n), { tools: [{ name: 'grep' }], max_tokens: n });
+      const got = parser.parse(text);
+      expect(got.value).toEqual(JSON.parse(text));
+      expect(Object.keys(got.value as object)).toEqual(Object.keys(JSON.parse(text)));
+      const messages = (got.value as { messages: unknown[] }).messages;
+      if (before) {
+        expect(got.reused).toBe(before.length);
+        // the very same objects: the memos downstream recognise them by identity
+        for (let i = 0; i < before.length; i++) expect(messages[i]).toBe(before[i]);
+      } else expect(got.reused).toBe(0);
+      before = messages;
+    }
+  });
+
+  it('reuses up to the last unchanged message when the client edits the end (a moved cache_control)', () => {
+    const parser = new PrefixParser();
+    parser.parse(body(conversation(21, 19)));
+    const text = body(conversation(25, 23));
+    const got = parser.parse(text);
+    expect(got.reused).toBe(19);
+    expect(got.value).toEqual(JSON.parse(text));
+  });
+
+  it('reuses nothing past an early edit, and still parses exactly', () => {
+    const parser = new PrefixParser();
+    const first = conversation(30);
+    parser.parse(body(first));
+    const edited = conversation(32);
+    edited[4] = { role: 'assistant', content: 'changed' };
+    const text = body(edited);
+    const got = parser.parse(text);
+    expect(got.reused).toBe(4);
+    expect(got.value).toEqual(JSON.parse(text));
+  });
+
+  it('leaves bodies with a key repeated after the messages to JSON.parse (last one wins)', () => {
+    const parser = new PrefixParser();
+    parser.parse(body(conversation(5)));
+    const text = `${body(conversation(7)).slice(0, -1)},"model":"other","system":"again"}`;
+    const got = parser.parse(text);
+    expect(got.reused).toBe(0);
+    expect(got.value).toEqual(JSON.parse(text));
+    expect((got.value as { model: string }).model).toBe('other');
+  });
+
+  it('keeps a __proto__ member an own member, as JSON.parse does', () => {
+    const parser = new PrefixParser();
+    const head = '{"__proto__":{"polluted":true},"messages":';
+    parser.parse(`${head}${JSON.stringify(conversation(3))}}`);
+    const text = `${head}${JSON.stringify(conversation(5))}}`;
+    const got = parser.parse(text) as { value: Record<string, unknown> };
+    expect(got.value).toEqual(JSON.parse(text));
+    expect(Object.hasOwn(got.value, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('throws what JSON.parse throws on a body that starts like an earlier one but is broken', () => {
+    const parser = new PrefixParser();
+    parser.parse(body(conversation(5)));
+    const broken = body(conversation(7)).slice(0, -40);
+    expect(() => parser.parse(broken)).toThrow(SyntaxError);
+    expect(() => parser.parse(`${body(conversation(7))} trailing`)).toThrow(SyntaxError);
+    // and the earlier body is still there to reuse
+    expect(parser.parse(body(conversation(9))).reused).toBe(5);
+  });
+
+  it('parses non-object and message-less bodies as JSON.parse does', () => {
+    const parser = new PrefixParser();
+    for (const text of ['[1,2]', '"x"', '{"model":"m"}', '{"messages":[]}', '{"messages":{}}']) {
+      expect(parser.parse(text).value).toEqual(JSON.parse(text));
+      expect(parser.parse(text).value).toEqual(JSON.parse(text));
+    }
+  });
+
+  it('hands spans that splice exactly as a scan would', () => {
+    const parser = new PrefixParser();
+    parser.parse(body(conversation(9)));
+    const text = body(conversation(13), { stream: true });
+    const got = parser.parse(text);
+    const edits = () => {
+      const e = new JsonEdits();
+      e.set(['messages', 3, 'content', 0, 'content'], 'short');
+      e.set(['messages', 11, 'content', 0, 'content'], 'shorter');
+      e.remove(['messages', 6]);
+      return e;
+    };
+    const withHints = applyJsonEdits(text, edits(), got.value, got.hints);
+    expect(withHints).toBe(applyJsonEdits(text, edits()));
+    expect(JSON.parse(withHints).messages[3].content[0].content).toBe('short');
+  });
+
+  it('stays within its bound, and parses exactly once it has forgotten', () => {
+    const parser = new PrefixParser(1000);
+    const a = body(conversation(9));
+    parser.parse(a);
+    const text = body(conversation(11));
+    const got = parser.parse(text);
+    expect(got.reused).toBe(0);
+    expect(got.value).toEqual(JSON.parse(text));
+  });
+});
+
+describe('PrefixParser.parseBytes', () => {
+  it('decodes only the bytes after the repeated messages, giving exactly the decoded text and its parse', () => {
+    const parser = new PrefixParser();
+    let before: unknown[] | undefined;
+    for (const n of [3, 6, 10, 10, 15]) {
+      // characters beyond Latin-1 (two-byte strings, multi-byte UTF-8) in the messages
+      const messages = conversation(n).map((m, i) =>
+        i % 3 === 0 ? { ...(m as object), note: '✓ ❯ ⎯ → 日本' } : m,
+      );
+      const raw = Buffer.from(body(messages, { tools: [{ name: 'grep' }] }));
+      const got = parser.parseBytes(raw);
+      expect(got.text).toBe(raw.toString('utf8'));
+      expect(got.value).toEqual(JSON.parse(got.text));
+      const parsed = (got.value as { messages: unknown[] }).messages;
+      if (before) {
+        expect(got.reused).toBe(before.length);
+        expect(parsed[0]).toBe(before[0]);
+      }
+      before = parsed;
+    }
+  });
+
+  it('reuses up to the message the client changed (byte comparison)', () => {
+    const parser = new PrefixParser();
+    parser.parseBytes(Buffer.from(body(conversation(21, 19))));
+    const raw = Buffer.from(body(conversation(25, 23)));
+    const got = parser.parseBytes(raw);
+    expect(got.reused).toBe(19);
+    expect(got.text).toBe(raw.toString('utf8'));
+    expect(got.value).toEqual(JSON.parse(got.text));
+  });
+
+  it('decodes invalid UTF-8 exactly as toString does (and then reuses by text only)', () => {
+    const parser = new PrefixParser();
+    const bad = (n: number) => {
+      const text = body(conversation(n));
+      const at = text.indexOf('line');
+      // a lone continuation byte inside the first tool output
+      return Buffer.concat([
+        Buffer.from(text.slice(0, at)),
+        Buffer.from([0x80]),
+        Buffer.from(text.slice(at)),
+      ]);
+    };
+    for (const n of [5, 9]) {
+      const raw = bad(n);
+      const got = parser.parseBytes(raw);
+      expect(got.text).toBe(raw.toString('utf8'));
+      expect(got.value).toEqual(JSON.parse(raw.toString('utf8')));
+      expect(got.reused).toBe(n === 9 ? 5 : 0);
+    }
+  });
+
+  it('parses a body whose first message ends beyond the decoded head', () => {
+    const parser = new PrefixParser();
+    for (const n of [3, 5]) {
+      const messages = [{ role: 'user', content: 'x'.repeat(70_000) }, ...conversation(n).slice(1)];
+      const raw = Buffer.from(body(messages));
+      const got = parser.parseBytes(raw);
+      expect(got.text).toBe(raw.toString('utf8'));
+      expect(got.value).toEqual(JSON.parse(got.text));
+      expect(got.reused).toBe(n === 5 ? 3 : 0);
+    }
+  });
+});
