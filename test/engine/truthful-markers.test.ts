@@ -34,7 +34,9 @@ function keptRecords(text: string): Order[] {
   const parsed = JSON.parse(text.split('\n')[0]!) as unknown;
   const table = parsed as { $columns?: string[]; $rows?: unknown[][] };
   if (table.$columns && table.$rows)
-    return table.$rows.map((r) => Object.fromEntries(table.$columns!.map((k, j) => [k, r[j]])) as unknown as Order);
+    return table.$rows.map(
+      (r) => Object.fromEntries(table.$columns!.map((k, j) => [k, r[j]])) as unknown as Order,
+    );
   return parsed as Order[];
 }
 
