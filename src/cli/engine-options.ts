@@ -42,6 +42,7 @@ export function engineOptionsFromConfig(config: Config): CliEngineOptions {
     intelligentContext: config.intelligentContext,
     intelligentScoring: config.intelligentScoring,
     compressFirst: config.compressFirst,
+    lossless: config.lossless,
     protectTurns: config.protectTurns,
     mlcompress: config.mlcompress,
     mlcompressDevice: config.mlcompressDevice,

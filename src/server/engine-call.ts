@@ -60,6 +60,7 @@ export function engineOptionsFor(
     intelligentContext: config.intelligentContext,
     intelligentScoring: config.intelligentScoring,
     compressFirst: config.compressFirst,
+    lossless: config.lossless,
     protectTurns: config.protectTurns,
   };
   if (config.contextLimit !== undefined) options.contextLimit = config.contextLimit;
