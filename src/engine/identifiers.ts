@@ -30,19 +30,16 @@ export function extractIdentifiers(text: string): string[] {
 
 const TRAILING_CHARS = '.:,;@#-';
 
-/** A version or date: digits in three or more dot/dash separated groups (`1.24.3`, `2025-01-31`). */
-const VERSION_RE = /^v?\d+(?:[.-]\d+){2,}$/;
-
 /**
  * True when an identifier names something (a path, a code, a dotted name, a
- * version or date) rather than being a bare number: `:12437` or `4.50` from a
- * JSON value is not a name a reader can look for.
+ * version, a date or time) rather than being a bare number: `:12437` or
+ * `4.50` cut from a JSON value is not a name a reader can look for.
  */
 export function isNameLike(id: string): boolean {
   const core = id.replace(/^[.:,;@#/-]+/, '');
-  if (core.length < 5) return false;
-  return /[A-Za-z]/.test(core) || VERSION_RE.test(core);
+  return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core);
 }
+
 /** Identifier lists of long texts, by content hash: history is rescanned on every request. */
 const cache = new LRUCache<string, string[]>({ max: 20_000 });
 const CACHE_MIN_LENGTH = 1024;

@@ -84,7 +84,7 @@ export function detectContentType(text: string): ContentType {
  * - `read`: shows a file (an agent's Read tool, `cat`/`head`/`tail`/`sed -n`/`nl`,
  *   `git show REV:PATH`, editor windows such as SWE-agent's `open`/`goto`/`scroll_*`);
  * - `list`: lists paths (Glob, LS, `ls`, `find`, `tree`, `fd`, `git ls-files`, `rg --files`);
- * - `doc`: fetches a page (WebFetch and the like).
+ * - `doc`: fetches a page (WebFetch and the like), or reports a subagent's findings (Task, Agent).
  * Reads and listings are what an agent acts on next: they stay lossless at
  * first sight (`compressRead`); pages keep every word.
  */
@@ -115,6 +115,8 @@ const LIST_TOOLS = new Set([
   'find_files',
 ]);
 const DOC_TOOLS = new Set(['webfetch', 'web_fetch', 'fetch', 'fetch_url', 'read_url', 'browse', 'get_page']);
+/** A subagent's report (Claude Code's Task/Agent tools): findings the agent acts on, kept word for word. */
+const REPORT_TOOLS = new Set(['task', 'agent']);
 /** Shell tools whose command argument decides the kind. */
 const SHELL_TOOLS = new Set([
   'bash',
@@ -163,7 +165,8 @@ export function commandKind(command: string): ToolKind | undefined {
   // one program, optionally piped into a filter that keeps lines as they are (`| head -50`)
   if (/;|&&|\|\||>|<|\$\(|`/.test(bare)) return undefined;
   const stages = bare.split('|').map((s) => s.trim().split(/\s+/));
-  for (const stage of stages.slice(1)) if (!PASS_FILTERS.has(stage[0] ?? '')) return undefined;
+  for (const stage of stages.slice(1))
+    if (!PASS_FILTERS.has(stage[0] ?? '') && !(stage[0] === 'sed' && stage.includes('-n'))) return undefined;
   const words = cmd.split('|')[0]!.trim().split(/\s+/);
   const program = (words[0] ?? '').replace(/^.*\//, '');
   if (READ_PROGRAMS.has(program)) return 'read';
@@ -180,7 +183,7 @@ export function toolKind(name: string, args: string): ToolKind | undefined {
   const n = name.toLowerCase().replace(/^mcp__.*__/, '');
   if (READ_TOOLS.has(n)) return 'read';
   if (LIST_TOOLS.has(n)) return 'list';
-  if (DOC_TOOLS.has(n)) return 'doc';
+  if (DOC_TOOLS.has(n) || REPORT_TOOLS.has(n)) return 'doc';
   if (!SHELL_TOOLS.has(n) && n !== 'str_replace_editor' && n !== 'str_replace_based_edit_tool')
     return undefined;
   let parsed: unknown;

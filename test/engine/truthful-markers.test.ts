@@ -98,7 +98,7 @@ describe('JSON markers say what the output holds', () => {
   });
 
   it('isNameLike: names, paths, versions and dates yes; bare numbers no', () => {
-    for (const yes of ['ord_00097', 'src/app.ts', 'pod-7f9c', '1.24.3', '2025-01-31', 'v2.0.1'])
+    for (const yes of ['ord_00097', 'src/app.ts', 'pod-7f9c', '1.24.3', '2025-01-31', 'v2.0.1', '07:00'])
       expect(isNameLike(yes)).toBe(true);
     for (const no of [':12437', '12437', '4.50', ':1234.5', '-90210']) expect(isNameLike(no)).toBe(false);
   });
