@@ -133,6 +133,32 @@ describe('file reads stay lossless at first sight', () => {
   });
 });
 
+describe('command output that looks like code', () => {
+  it('is selected as structured text: its last lines and new names stay', () => {
+    const body = sourceFile(300)
+      .split('\n')
+      .map((l) => l.replace(/^ *\d+→/, ''));
+    const output = [
+      '$ bun test src/',
+      ...body,
+      '$ tsc --noEmit',
+      '[main 6c8aa66] Hide the selector',
+      ' 1 file changed',
+    ];
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'commit it' },
+      call('b1', 'Bash', { command: 'bun test src/ && git commit -am wip' }),
+      { role: 'tool', tool_call_id: 'b1', content: output.join('\n') },
+      { role: 'user', content: 'next' },
+    ];
+    const out = compressMessages(messages, { model: 'gpt-4o' });
+    const shown = text(out.result.messages[2]!);
+    expect(shown).toContain('[main 6c8aa66] Hide the selector');
+    expect(parseMarkers(shown)).toHaveLength(1);
+    expect(shown).not.toContain('bodies folded');
+  });
+});
+
 describe('tool kinds', () => {
   it('knows reads, listings and pages by tool name and shell command', () => {
     expect(toolKind('Read', '{"file_path":"/a"}')).toBe('read');

@@ -7,6 +7,7 @@ import {
 } from '../compressors/index.js';
 import { parseJsonContent } from '../compressors/json-parse.js';
 import { renderCompact } from '../compressors/json-render.js';
+import { isNumberedListing } from '../compressors/listing.js';
 import { compressProse } from '../compressors/prose.js';
 import { compressRead } from '../compressors/read.js';
 import { messageShape } from '../context/shape.js';
@@ -81,9 +82,11 @@ function compressLossless(text: string, ctx: CompressContext): { type: ContentTy
 
 /**
  * By what the tool call did (`toolKind`): reads and listings stay lossless
- * (`compressRead`), fetched pages keep every word (HTML loses its markup,
- * other pages only whitespace and passages shown earlier); anything else goes
- * to the compressor of its content type.
+ * (`compressRead`), fetched pages and subagent reports keep every word (HTML
+ * loses its markup, other pages only whitespace and passages shown earlier);
+ * anything else goes to the compressor of its content type, except that
+ * unnumbered code printed by some other command is selected as structured
+ * text (a numbered listing is a read whatever the tool).
  */
 function compressByKind(
   text: string,
@@ -91,9 +94,13 @@ function compressByKind(
   ctx: CompressContext,
 ): { type: ContentType; res: Compressed | null } {
   const type = detectContentType(text);
-  if (kind === 'read' || kind === 'list') return { type, res: compressRead(text, ctx) };
+  const numbered = isNumberedListing(text.split('\n', 400));
+  if (kind === 'read' || kind === 'list' || numbered) return { type, res: compressRead(text, ctx) };
   if (kind === 'doc')
     return { type, res: type === 'html' ? compressHtml(text, ctx) : compressProse(text, ctx) };
+  // code-like output of a command that is not a read (test runs, hooks, builds): its result is at
+  // the end and in new names, not in definitions, so it gets the line selection of structured text
+  if (type === 'code') return { type, res: COMPRESSORS.text(text, ctx) };
   return { type, res: COMPRESSORS[type](text, ctx) };
 }
 
