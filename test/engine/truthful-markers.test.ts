@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compressJson } from '../../src/engine/compressors/json.js';
 import { compressLog } from '../../src/engine/compressors/log.js';
+import { compressSearch } from '../../src/engine/compressors/search.js';
 import { isNameLike } from '../../src/engine/identifiers.js';
 import { parseMarkers } from '../../src/engine/markers.js';
 import { ctxOf } from './helpers.js';
@@ -121,5 +122,33 @@ describe('log markers say what the output holds', () => {
     expect(marker!.note).toBe(`${shown} of 40 error lines kept`);
     const omitted = lines.length - out.text.split('\n').filter((l) => l.startsWith('2025-')).length;
     expect(marker!.omitted).toBe(omitted);
+  });
+});
+
+describe('search markers say what the output holds', () => {
+  it('names every file with matches, with the count of its matches, even when none of them is kept', () => {
+    const lines: string[] = [];
+    for (let f = 0; f < 60; f++)
+      for (let k = 0; k < 1 + (f % 3); k++)
+        lines.push(
+          `src/module_${f}/file_${f}.ts:${10 + k}:  const handler = createHandler(options, registry, ${k});`,
+        );
+    const out = compressSearch(lines.join('\n'), ctxOf());
+    expect(out.lossy).toBe(true);
+    for (let f = 0; f < 60; f++) expect(out.text).toContain(`src/module_${f}/file_${f}.ts`);
+    const other = out.text
+      .split('\n')
+      .find((l) => l.startsWith('[svc: ') && l.includes('more files with omitted matches'));
+    expect(other).toBeDefined();
+    const listed = [...other!.matchAll(/(src\/\S+) \((\d+)\)/g)];
+    expect(other).toContain(`[svc: ${listed.length} more files`);
+    for (const [, file, count] of listed) {
+      const f = Number(/module_(\d+)/.exec(file!)![1]);
+      expect(Number(count)).toBe(1 + (f % 3));
+      expect(out.text.split('\n').filter((l) => l.startsWith(`${file}:`))).toEqual([]);
+    }
+    const [marker] = parseMarkers(out.text);
+    const keptMatches = out.text.split('\n').filter((l) => /^src\/\S+:\d+:/.test(l)).length;
+    expect(marker!.omitted).toBe(lines.length - keptMatches);
   });
 });

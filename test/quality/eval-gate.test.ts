@@ -65,7 +65,7 @@ function runScorer(): Promise<string> {
   return new Promise((done, fail) => {
     const child = spawn(
       process.execPath,
-      [join(EVAL, 'score.mjs'), '--cases', CASES, '--cmd', cmd, '--parallel', parallel],
+      [join(EVAL, 'score.mjs'), '--cases', CASES, '--cmd', cmd, '--parallel', parallel, '--timeout', '120'],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -92,6 +92,7 @@ describe.skipIf(!existsSync(join(EVAL, 'score.mjs')) || !existsSync(CASES))(
         if (!existsSync(join(EVAL, 'node_modules')))
           execFileSync('npm', ['ci', '--prefix', EVAL, '--no-audit', '--no-fund'], { stdio: 'inherit' });
         const stdout = await runScorer();
+        console.log(stdout);
         const got = parseTable(stdout);
         const overall = got.overall;
         expect(overall, stdout).toBeDefined();

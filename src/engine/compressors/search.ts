@@ -1,4 +1,5 @@
 import { mentionsAny } from '../identifiers.js';
+import { formatOtherFiles } from '../markers.js';
 import { capFor, indexBudget, SEARCH_MATCHES_PER_FILE } from '../settings.js';
 import { approxTokens, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
 import { ERROR_RE } from './log.js';
@@ -22,7 +23,8 @@ function fileOf(full: string): string {
  * every path at first sight (`compressRead`). Otherwise grouped by file, keeps the
  * first matches of every file (spread across files), matches naming a term of
  * the latest user message or an error, lines with new identifiers, and all
- * header/summary lines; the marker gives the totals.
+ * header/summary lines; the marker gives the totals, and every file none of
+ * whose matches is kept is named with its count of matches.
  */
 export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const lines = tidyLines(text.split('\n'));
@@ -56,7 +58,13 @@ export function compressSearch(text: string, ctx: CompressContext): Compressed {
   keepNovel(shown, sel, ctx.seen);
   fillSmallGaps(shown, sel.keep);
   const note = `${matches} ${matches === files.size ? 'paths' : `matches in ${files.size} files`}`;
-  const index = omittedIdentifiers(lines, sel.keep, ctx.seen, indexBudget(sel.cap), shown);
+  // every file with matches stays named: those without a kept line are listed with their counts
+  const unshown = [...files].filter(([, list]) => list.every((i) => !sel.keep[i]));
+  const known = unshown.length > 0 ? new Set([...ctx.seen, ...unshown.map(([f]) => f)]) : ctx.seen;
+  const index = omittedIdentifiers(lines, sel.keep, known, indexBudget(sel.cap), shown);
   const out = renderKept(shown, sel.keep, { hash: ctx.hash, unit: 'lines', note, index });
-  return out === null ? { text: lines.join('\n'), lossy: false } : { text: out, lossy: true };
+  if (out === null) return { text: lines.join('\n'), lossy: false };
+  if (unshown.length === 0) return { text: out, lossy: true };
+  const listed = unshown.map(([f, list]) => `${f} (${list.length})`).join(', ');
+  return { text: `${out}\n${formatOtherFiles(unshown.length, listed)}`, lossy: true };
 }
