@@ -61,6 +61,7 @@ export function engineOptionsFor(
     intelligentContext: config.intelligentContext,
     intelligentScoring: config.intelligentScoring,
     compressFirst: config.compressFirst,
+    lossless: config.lossless,
     protectTurns: config.protectTurns,
   };
   if (memo) options.memo = memo;

@@ -51,6 +51,7 @@ export interface Config {
   intelligentContext: boolean;
   intelligentScoring: boolean;
   compressFirst: boolean;
+  lossless: boolean;
   contextLimit: number | undefined;
   protectTurns: number;
   scoreWeights: string | undefined;
@@ -290,6 +291,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'boolean',
     default: true,
     description: '`--no-compress-first`: do not compress harder before dropping',
+    commands: ALL,
+  },
+  {
+    key: 'lossless',
+    flag: 'lossless',
+    env: 'SERVICE_LOSSLESS',
+    kind: 'boolean',
+    default: false,
+    description:
+      'reversible transforms only: no markers, no CCR entries, no dropped messages (for agents that cannot retrieve); ML compression is skipped',
     commands: ALL,
   },
   {

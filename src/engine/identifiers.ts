@@ -29,6 +29,17 @@ export function extractIdentifiers(text: string): string[] {
 }
 
 const TRAILING_CHARS = '.:,;@#-';
+
+/**
+ * True when an identifier names something (a path, a code, a dotted name, a
+ * version, a date or time) rather than being a bare number: `:12437` or
+ * `4.50` cut from a JSON value is not a name a reader can look for.
+ */
+export function isNameLike(id: string): boolean {
+  const core = id.replace(/^[.:,;@#/-]+/, '');
+  return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core);
+}
+
 /** Identifier lists of long texts, by content hash: history is rescanned on every request. */
 const cache = new LRUCache<string, string[]>({ max: 20_000 });
 const CACHE_MIN_LENGTH = 1024;

@@ -1,12 +1,12 @@
 import { intelligentContextStep } from './context/step.js';
 import type { ToinAdvice } from './context/types.js';
-import type { ContextStep } from './context-hook.js';
+import { type ContextStep, keepAllMessages } from './context-hook.js';
 import { History } from './history.js';
 import { lastUserIndex } from './messages.js';
 import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
 import { tokenizerFor } from './tokens.js';
-import { dedupeTransform } from './transforms/dedupe.js';
-import { routeTransform } from './transforms/route.js';
+import { dedupeTransform, losslessDedupeTransform } from './transforms/dedupe.js';
+import { losslessRouteTransform, routeTransform } from './transforms/route.js';
 import type { ChatMessage, ContentMemo, EngineOutput, Tokenizer } from './types.js';
 
 export type { ContextStep, ContextStepInput, ContextStepResult } from './context-hook.js';
@@ -34,6 +34,11 @@ export interface EngineOptions {
   scoreWeights?: Record<string, number>;
   /** What TOIN learned, as plain data: scores units and tunes keep budgets. */
   toin?: ToinAdvice;
+  /**
+   * Reversible transforms only (`--lossless`): no markers, no CCR entries, and
+   * no context management (a request over the limit goes out as it is).
+   */
+  lossless?: boolean;
 }
 
 /** What the engine receives from outside instead of reaching for it (STYLE.md: the engine is pure). */
@@ -49,6 +54,12 @@ export interface EngineDeps {
  * The context step runs after them.
  */
 export const TRANSFORMS: readonly Transform[] = [dedupeTransform, routeTransform];
+
+/** The transforms of `--lossless`. */
+export const LOSSLESS_TRANSFORMS: readonly Transform[] = [losslessDedupeTransform, losslessRouteTransform];
+
+/** `--lossless` drops and cuts nothing: its context step keeps every message. */
+const LOSSLESS_CONTEXT_STEP: ContextStep = keepAllMessages;
 
 /** The context step used when `deps` names none; the context manager replaces it here. */
 const DEFAULT_CONTEXT_STEP: ContextStep = intelligentContextStep;
@@ -75,8 +86,8 @@ export function compressMessages(
     lastUser: lastUserIndex(messages),
     toin: options.toin,
   };
-  const state = runPipeline(TRANSFORMS, env);
-  const step = deps.contextStep ?? DEFAULT_CONTEXT_STEP;
+  const state = runPipeline(options.lossless ? LOSSLESS_TRANSFORMS : TRANSFORMS, env);
+  const step = options.lossless ? LOSSLESS_CONTEXT_STEP : (deps.contextStep ?? DEFAULT_CONTEXT_STEP);
   const ctx = step({
     input: messages,
     prefixKey: (i) => env.history.prefixKey(i),

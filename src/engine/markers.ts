@@ -10,6 +10,8 @@
  *   `[12 lines omitted]`
  * Repeat note (lossless: the line above it occurred N more times in a row):
  *   `[repeated 12 more times]`
+ * Other-files note (search results: files none of whose matches is kept, with their counts):
+ *   `[svc: 2 more files with omitted matches: src/a.ts (3), lib/b.ex (1)]`
  * Index note (names that occur only in the omitted part, before the full marker):
  *   `[svc: omitted part mentions: lib/foo.ex, pod-7f9c, ERR_TIMEOUT]`
  * Unchanged note (an entity shown earlier keeps its id and changed fields):
@@ -55,6 +57,11 @@ export function formatRepeat(times: number): string {
 /** Renders the index of names that occur only in the omitted part of a text. */
 export function formatIndex(names: readonly string[]): string {
   return `[svc: omitted part mentions: ${names.join(', ')}]`;
+}
+
+/** Renders the list of files whose matches were all omitted from search results (`path (matches)`, ...). */
+export function formatOtherFiles(count: number, listed: string): string {
+  return `[svc: ${count} more files with omitted matches: ${listed}]`;
 }
 
 /** Renders the note that replaces a JSON value identical to one shown earlier. */

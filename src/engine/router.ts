@@ -78,3 +78,123 @@ export function detectContentType(text: string): ContentType {
   if (share(lines, CODE_RE) >= 0.25) return 'code';
   return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';
 }
+
+/**
+ * What a tool call does, as far as compression cares:
+ * - `read`: shows a file (an agent's Read tool, `cat`/`head`/`tail`/`sed -n`/`nl`,
+ *   `git show REV:PATH`, editor windows such as SWE-agent's `open`/`goto`/`scroll_*`);
+ * - `list`: lists paths (Glob, LS, `ls`, `find`, `tree`, `fd`, `git ls-files`, `rg --files`);
+ * - `doc`: fetches a page (WebFetch and the like), or reports a subagent's findings (Task, Agent).
+ * Reads and listings are what an agent acts on next: they stay lossless at
+ * first sight (`compressRead`); pages keep every word.
+ */
+export type ToolKind = 'read' | 'list' | 'doc';
+
+const READ_TOOLS = new Set([
+  'read',
+  'read_file',
+  'readfile',
+  'view',
+  'view_file',
+  'open',
+  'open_file',
+  'goto',
+  'scroll_up',
+  'scroll_down',
+  'notebookread',
+  'cat',
+]);
+const LIST_TOOLS = new Set([
+  'glob',
+  'ls',
+  'list',
+  'list_files',
+  'list_dir',
+  'list_directory',
+  'find_file',
+  'find_files',
+]);
+const DOC_TOOLS = new Set(['webfetch', 'web_fetch', 'fetch', 'fetch_url', 'read_url', 'browse', 'get_page']);
+/** A subagent's report (Claude Code's Task/Agent tools): findings the agent acts on, kept word for word. */
+const REPORT_TOOLS = new Set(['task', 'agent']);
+/** Shell tools whose command argument decides the kind. */
+const SHELL_TOOLS = new Set([
+  'bash',
+  'shell',
+  'exec_command',
+  'run_command',
+  'run_bash_command',
+  'terminal',
+  'execute_command',
+  'local_shell',
+]);
+/** Programs that print a file (SWE-agent's editor commands included). */
+const READ_PROGRAMS = new Set([
+  'cat',
+  'head',
+  'tail',
+  'nl',
+  'bat',
+  'open',
+  'goto',
+  'scroll_up',
+  'scroll_down',
+  'decompile',
+  'disassemble',
+]);
+const LIST_PROGRAMS = new Set(['ls', 'find', 'tree', 'fd', 'fdfind', 'find_file']);
+/** Filters after a pipe that print some of their input lines unchanged. */
+const PASS_FILTERS = new Set(['head', 'tail', 'sort', 'uniq', 'nl', 'cat']);
+
+/** The command a shell tool call runs (`command`, `cmd`; arrays joined), or ''. */
+function commandOf(args: Record<string, unknown>): string {
+  const c = args.command ?? args.cmd ?? args.input;
+  if (Array.isArray(c)) {
+    // ["bash", "-lc", "cat x"] -> "cat x"
+    const last = c[c.length - 1];
+    return typeof last === 'string' ? last : '';
+  }
+  return typeof c === 'string' ? c : '';
+}
+
+/** Kind of a shell command line: by its first program, after `cd DIR &&` and env assignments. */
+export function commandKind(command: string): ToolKind | undefined {
+  let cmd = command.trim().replace(/^(?:cd\s+\S+\s*(?:&&|;)\s*)+/, '');
+  cmd = cmd.replace(/^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/, '').replace(/\s(?:\d?>&\d|2>\s*\/dev\/null)/g, '');
+  const bare = cmd.replace(/'[^']*'|"[^"]*"/g, "''");
+  // one program, optionally piped into a filter that keeps lines as they are (`| head -50`)
+  if (/;|&&|\|\||>|<|\$\(|`/.test(bare)) return undefined;
+  const stages = bare.split('|').map((s) => s.trim().split(/\s+/));
+  for (const stage of stages.slice(1))
+    if (!PASS_FILTERS.has(stage[0] ?? '') && !(stage[0] === 'sed' && stage.includes('-n'))) return undefined;
+  const words = cmd.split('|')[0]!.trim().split(/\s+/);
+  const program = (words[0] ?? '').replace(/^.*\//, '');
+  if (READ_PROGRAMS.has(program)) return 'read';
+  if (program === 'sed' && words.includes('-n') && /\d+(?:,\$?\d*)?p/.test(cmd)) return 'read';
+  if (LIST_PROGRAMS.has(program)) return 'list';
+  if (program === 'git' && words[1] === 'show' && /^\S*:\S+$/.test(words[2] ?? '')) return 'read';
+  if (program === 'git' && words[1] === 'ls-files') return 'list';
+  if ((program === 'rg' || program === 'fd') && words.includes('--files')) return 'list';
+  return undefined;
+}
+
+/** Kind of a tool call by its name and arguments (JSON text), or undefined when it is none of them. */
+export function toolKind(name: string, args: string): ToolKind | undefined {
+  const n = name.toLowerCase().replace(/^mcp__.*__/, '');
+  if (READ_TOOLS.has(n)) return 'read';
+  if (LIST_TOOLS.has(n)) return 'list';
+  if (DOC_TOOLS.has(n) || REPORT_TOOLS.has(n)) return 'doc';
+  if (!SHELL_TOOLS.has(n) && n !== 'str_replace_editor' && n !== 'str_replace_based_edit_tool')
+    return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const a = parsed as Record<string, unknown>;
+  if (n === 'str_replace_editor' || n === 'str_replace_based_edit_tool')
+    return a.command === 'view' ? 'read' : undefined;
+  return commandKind(commandOf(a));
+}

@@ -53,6 +53,7 @@ export async function loadMlCompressor(config: Config, logger: Logger): Promise<
  */
 export function withMlPass<F extends CompressLike>(compress: F, ml: MlCompressor): CompressLike {
   return async (messages, options, deps) => {
+    if (options.lossless) return compress(messages, options, deps); // --lossless: nothing lossy
     const pass = await ml.compress(messages);
     const out = await compress(pass.messages, options, deps);
     if (pass.changed.size === 0) return out;

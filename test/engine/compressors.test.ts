@@ -110,7 +110,7 @@ describe('compressLog', () => {
         'Summary: 1 error, 1 warning, 60 requests',
         '',
         '[svc: omitted part mentions: cache-7]',
-        `[svc: 57 lines omitted (2 error lines); ${MARKER_TAIL}`,
+        `[svc: 57 lines omitted (2 error lines kept); ${MARKER_TAIL}`,
       ].join('\n'),
     );
   });
@@ -206,7 +206,7 @@ describe('compressTable', () => {
     expect(text).toContain(rows[12]);
     expect(text).toContain(rows[30]);
     expect(text).toContain('[9 lines omitted]');
-    expect(out.text.endsWith(`[svc: 26 lines omitted (1 error lines); ${MARKER_TAIL}`)).toBe(true);
+    expect(out.text.endsWith(`[svc: 26 lines omitted (1 error lines kept); ${MARKER_TAIL}`)).toBe(true);
   });
 });
 
@@ -311,7 +311,7 @@ describe('markers', () => {
   it('every full marker names the hash and parses back', () => {
     const out = compressLog(logText(), ctxOf());
     expect(parseMarkers(out.text)).toEqual([
-      { hash: HASH, omitted: 57, unit: 'lines', note: '2 error lines' },
+      { hash: HASH, omitted: 57, unit: 'lines', note: '2 error lines kept' },
     ]);
   });
 });

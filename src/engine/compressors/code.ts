@@ -10,6 +10,7 @@ import {
   tidyLines,
 } from './lines.js';
 import { isNumberedListing, unpadListing } from './listing.js';
+import { compressRead } from './read.js';
 import { keepNovel, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
@@ -40,14 +41,18 @@ function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext):
 }
 
 /**
- * Source code: conservative. Trailing whitespace, runs of blank lines and the
- * padding of line numbers go; runs of identical lines collapse to a count;
- * runs of lines already shown earlier in the conversation (the same file
- * read again, a file the agent itself wrote) become a note. Files still
- * larger than `CODE_FOLD_MIN_TOKENS` are folded (see `fold`). Kept lines are
+ * Source code. At first sight (`ctx.firstSight`) a numbered listing is a file
+ * the agent has just read and is never cut: `compressRead`. Otherwise
+ * (unnumbered code printed by a command, or the context manager compressing
+ * harder near the model's limit): trailing whitespace, runs of blank lines
+ * and the padding of line numbers go; runs of identical lines collapse to a
+ * count; runs of lines already shown earlier in the conversation become a
+ * note; files still larger than `CODE_FOLD_MIN_TOKENS` are folded (see
+ * `fold`), under a marker whose hash retrieves the exact text. Kept lines are
  * never changed.
  */
 export function compressCode(text: string, ctx: CompressContext): Compressed {
+  if (ctx.firstSight && isNumberedListing(text.split('\n', 400))) return compressRead(text, ctx);
   let lines = text.split('\n');
   if (isNumberedListing(lines)) lines = unpadListing(lines);
   lines = collapseRepeats(tidyLines(lines));

@@ -64,18 +64,25 @@ function markChangePoints(records: readonly Record<string, unknown>[], keep: Uin
   }
 }
 
-/** Which items of an array `selectItems` keeps, and how many of them report errors. */
+/** Which items of an array `selectItems` keeps, and how many error items it has and keeps. */
 export interface ItemSelection {
   keep: Uint8Array;
+  /** Error items in the array. */
   errors: number;
+  /** Error items kept (`errors` when they all fit). */
+  errorsKept: number;
+  /** Items naming a term of the latest user message, and how many of them are kept. */
+  named: number;
+  namedKept: number;
 }
 
 /**
  * Chooses the items of a JSON array to keep under a cap of `cap` tokens. In
- * priority order: the first and last item; every error item, items naming a
- * term of the latest user message; outliers and change points; the first and
- * last `JSON_EDGE_ITEMS`; items that introduce new identifiers; an even
- * spread.
+ * priority order: items naming a term of the latest user message (kept even
+ * past the cap, up to the cap again); the first and last item; error items
+ * while they fit; outliers and change points; the first and last
+ * `JSON_EDGE_ITEMS`; items that introduce new identifiers; an even spread.
+ * The counts it returns are what the selection holds, for the marker.
  */
 export function selectItems(items: readonly unknown[], ctx: CompressContext, cap: number): ItemSelection {
   const n = items.length;
@@ -84,14 +91,17 @@ export function selectItems(items: readonly unknown[], ctx: CompressContext, cap
     texts.map((t) => approxTokens(t) + 1),
     cap,
   );
+  const named: number[] = [];
+  const errorItems: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (ctx.userTerms.length > 0 && mentionsAny(texts[i]!, ctx.userTerms)) named.push(i);
+    if (isErrorItem(texts[i]!)) errorItems.push(i);
+  }
+  // what the user asked about comes first, even past the cap (up to the cap again)
+  for (const i of named) if (sel.used <= sel.cap) sel.take(i, true);
   sel.take(0, true);
   sel.take(n - 1, true);
-  let errors = 0;
-  for (let i = 0; i < n; i++) {
-    const isError = isErrorItem(texts[i]!);
-    if (isError) errors++;
-    if (isError || (ctx.userTerms.length > 0 && mentionsAny(texts[i]!, ctx.userTerms))) sel.take(i);
-  }
+  for (const i of errorItems) sel.take(i);
   const records = items.filter(isRecord);
   if (records.length === n) {
     const signals = new Uint8Array(n);
@@ -103,5 +113,12 @@ export function selectItems(items: readonly unknown[], ctx: CompressContext, cap
   sel.takeRange(n - JSON_EDGE_ITEMS, n);
   keepNovel(texts, sel, ctx.seen);
   keepSpread(texts, sel);
-  return { keep: sel.keep, errors };
+  const kept = (list: readonly number[]) => list.filter((i) => sel.keep[i]).length;
+  return {
+    keep: sel.keep,
+    errors: errorItems.length,
+    errorsKept: kept(errorItems),
+    named: named.length,
+    namedKept: kept(named),
+  };
 }

@@ -15,8 +15,16 @@ interface CrushStats {
   omitted: number;
   /** JSON of every omitted item, for the index of the omitted part. */
   omittedTexts: string[];
+  /** Error items in the arrays that lost items, and how many of them are kept. */
   errors: number;
+  errorsKept: number;
   paths: string[];
+}
+
+/** The marker's note on error items: what the output holds of how many there were. */
+export function errorNote(kept: number, total: number): string {
+  if (total === 0) return '';
+  return kept === total ? `${total} error items kept` : `${kept} of ${total} error items kept`;
 }
 
 /**
@@ -35,6 +43,7 @@ function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: st
     if (kept.length < value.length) {
       stats.omitted += value.length - kept.length;
       stats.errors += sel.errors;
+      stats.errorsKept += sel.errorsKept;
       stats.paths.push(`${path} kept ${kept.length} of ${value.length}`);
     }
     return kept;
@@ -62,7 +71,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
   const lossless = parsed.preamble + renderCompact(links.value);
   if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
-  const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, paths: [] };
+  const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, errorsKept: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
   const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
@@ -70,7 +79,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
     return { text: lossless, lossy: false };
   const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
   const note = [
-    stats.errors > 0 ? `${stats.errors} error items kept` : '',
+    errorNote(stats.errorsKept, stats.errors),
     stats.paths.slice(0, 3).join(', '),
     stats.omitted > 0 && deduped.replaced > 0 ? `${deduped.replaced} repeated values shortened` : '',
     stats.omitted > 0 && known.omitted > 0 ? `${known.omitted} unchanged fields of known entities` : '',
@@ -126,7 +135,7 @@ function compressItemLines(
     if (!sel.keep[k]) keep[line] = 0;
   });
   const shown = listing ? unpadListing(lines) : lines;
-  const note = sel.errors > 0 ? `${sel.errors} error items kept` : undefined;
+  const note = errorNote(sel.errorsKept, sel.errors) || undefined;
   const index = omittedIdentifiers(body, keep, ctx.seen, indexBudget(cap));
   const out = renderKept(shown, keep, { hash: ctx.hash, unit: 'items', index, ...(note ? { note } : {}) });
   return out === null ? null : { text: out, lossy: true };

@@ -94,7 +94,7 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const firstWarnings: number[] = [];
   const lastOfKind = new Map<string, number>();
   const seenKinds = new Set<string>();
-  let errors = 0;
+  const errorLines: number[] = [];
   const wanted: number[] = [];
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
@@ -102,7 +102,7 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
     const isError = ERROR_RE.test(head);
     const isWarn = !isError && WARN_RE.test(head);
     if (isError || isWarn) {
-      if (isError) errors++;
+      if (isError) errorLines.push(i);
       const t = templates[i]!;
       if (!seenKinds.has(t)) {
         seenKinds.add(t);
@@ -149,7 +149,13 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   keepSpread(shown, sel);
   const keep = sel.keep;
   fillSmallGaps(shown, keep);
-  const note = errors > 0 ? `${errors} error lines` : undefined;
+  const errorsKept = errorLines.filter((i) => keep[i]).length;
+  const note =
+    errorLines.length === 0
+      ? undefined
+      : errorsKept === errorLines.length
+        ? `${errorsKept} error lines kept`
+        : `${errorsKept} of ${errorLines.length} error lines kept`;
   const index = omittedIdentifiers(lines, keep, ctx.seen, indexBudget(sel.cap), shown);
   const out = renderKept(shown, keep, { hash: ctx.hash, index, ...(note ? { note } : {}) });
   if (out === null)

@@ -1,4 +1,4 @@
-import { extractIdentifiers } from '../identifiers.js';
+import { extractIdentifiers, isNameLike } from '../identifiers.js';
 import { approxTokens } from './lines.js';
 
 /**
@@ -113,8 +113,8 @@ export function keepSpread(texts: readonly string[], sel: Selection): void {
 }
 
 /**
- * The index of an omitted part: identifiers that occur only in units not
- * kept and nowhere earlier in the conversation, most frequent first (ties:
+ * The index of an omitted part: name-like identifiers (`isNameLike`: no bare
+ * numbers) that occur only in units not kept and nowhere earlier in the conversation, most frequent first (ties:
  * first appearance), while they fit in `maxTokens`. A kept unit shown
  * shortened (`shownTexts`) contributes the names of its omitted middle. It tells the reader which
  * names the omitted part holds, so it knows when to retrieve it.
@@ -133,7 +133,7 @@ export function omittedIdentifiers(
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;
     for (const id of stableIdentifiers(texts[i]!)) {
-      if (shown.has(id) || seen.has(id)) continue;
+      if (shown.has(id) || seen.has(id) || !isNameLike(id)) continue;
       counts.set(id, (counts.get(id) ?? 0) + 1);
     }
   }

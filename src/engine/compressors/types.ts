@@ -17,6 +17,12 @@ export interface CompressContext {
   earlierEntities(): ReadonlyMap<string, Record<string, unknown>>;
   /** Shapes of objects with derived links in earlier tool outputs (see `json-links.ts`). */
   earlierLinkShapes(): ReadonlySet<string>;
+  /**
+   * Set by the router: the model has not seen this text yet. File reads and
+   * path listings then stay lossless (`compressRead`). Unset when the context
+   * manager compresses an output harder near the model's limit.
+   */
+  readonly firstSight?: boolean;
   /** Factor on every selection cap (absent = 1): compress-harder passes 0.5, 0.25, ...; TOIN its keep factor (0.66-2). */
   readonly capScale?: number;
 }

@@ -4,39 +4,56 @@ import { textUnits, withTexts } from '../messages.js';
 import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
 import { SMALL_OUTPUT_TOKENS } from '../settings.js';
 
+/** Renders the lossless reference that replaces a tool output identical to an earlier one. */
+export function formatIdenticalTo(first: string): string {
+  return `[svc: identical to the output of ${first} above]`;
+}
+
 /**
  * A tool output identical to an earlier tool output of the same conversation
  * becomes a marker naming that earlier call. Causal: only earlier outputs
- * count, so the first copy always stays.
+ * count, so the first copy always stays. With `references` (`--lossless`)
+ * it becomes a plain reference to that call, with no hash and no CCR entry:
+ * the text is in the conversation.
  */
-export const dedupeTransform: Transform = {
-  name: 'dedupe',
-  run(state: PipelineState, env: PipelineEnv): void {
-    const firstSeen = new Map<string, string>();
-    env.input.forEach((msg, i) => {
-      if (msg.role !== 'tool') return;
-      const units = textUnits(msg);
-      if (units.length !== 1) return;
-      const text = units[0]!.text;
-      if (text.length < SMALL_OUTPUT_TOKENS * 2) return;
-      const hash = contentHash(text);
-      const first = firstSeen.get(hash);
-      if (first === undefined) {
-        firstSeen.set(hash, msg.tool_call_id ?? `message ${i}`);
-        return;
-      }
-      const before = env.tokenizer.countText(text);
-      if (before < SMALL_OUTPUT_TOKENS) return;
-      const marker = formatMarker({
-        hash,
-        omitted: text.length,
-        unit: 'chars',
-        note: `identical to the output of ${first}`,
+export function createDedupeTransform(references = false): Transform {
+  return {
+    name: 'dedupe',
+    run(state: PipelineState, env: PipelineEnv): void {
+      const firstSeen = new Map<string, string>();
+      env.input.forEach((msg, i) => {
+        if (msg.role !== 'tool') return;
+        const units = textUnits(msg);
+        if (units.length !== 1) return;
+        const text = units[0]!.text;
+        if (text.length < SMALL_OUTPUT_TOKENS * 2) return;
+        const hash = contentHash(text);
+        const first = firstSeen.get(hash);
+        if (first === undefined) {
+          firstSeen.set(hash, msg.tool_call_id ?? `message ${i}`);
+          return;
+        }
+        const before = env.tokenizer.countText(text);
+        if (before < SMALL_OUTPUT_TOKENS) return;
+        const marker = references
+          ? formatIdenticalTo(first)
+          : formatMarker({
+              hash,
+              omitted: text.length,
+              unit: 'chars',
+              note: `identical to the output of ${first}`,
+            });
+        state.messages[i] = withTexts(msg, new Map([[units[0]!.part, marker]]));
+        if (!references) state.ccrEntries.set(hash, text);
+        markDone(state, i, units[0]!.part);
+        state.log.record('dedupe', 'tool', before, env.tokenizer.countText(marker));
       });
-      state.messages[i] = withTexts(msg, new Map([[units[0]!.part, marker]]));
-      state.ccrEntries.set(hash, text);
-      markDone(state, i, units[0]!.part);
-      state.log.record('dedupe', 'tool', before, env.tokenizer.countText(marker));
-    });
-  },
-};
+    },
+  };
+}
+
+/** The dedupe step: identical outputs become markers. */
+export const dedupeTransform: Transform = createDedupeTransform();
+
+/** The dedupe step of `--lossless`: identical outputs become plain references. */
+export const losslessDedupeTransform: Transform = createDedupeTransform(true);

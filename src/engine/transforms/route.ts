@@ -1,16 +1,22 @@
+import { compressHtml } from '../compressors/html.js';
 import {
   COMPRESSORS,
   type CompressContext,
   type Compressed,
   type ContentType,
 } from '../compressors/index.js';
+import { parseJsonContent } from '../compressors/json-parse.js';
+import { renderCompact } from '../compressors/json-render.js';
+import { isNumberedListing } from '../compressors/listing.js';
+import { compressProse } from '../compressors/prose.js';
+import { compressRead } from '../compressors/read.js';
 import { messageShape } from '../context/shape.js';
 import { contentHash } from '../hash.js';
 import { isCompressible, textUnits, withTexts } from '../messages.js';
 import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
-import { detectContentType } from '../router.js';
+import { detectContentType, type ToolKind, toolKind } from '../router.js';
 import { ENGINE_VERSION, MIN_SAVED_TOKENS, MIN_SAVINGS_RATIO, SMALL_OUTPUT_TOKENS } from '../settings.js';
-import type { ChatMessage } from '../types.js';
+import type { ChatMessage, ToolCall } from '../types.js';
 
 interface UnitResult {
   type: ContentType;
@@ -32,15 +38,6 @@ interface Routed {
   /** CCR entries `[hash, original]` of its lossy markers. */
   ccr: Array<[string, string]>;
 }
-
-/**
- * Outcomes by input message object: the proxy passes the same objects for
- * the part of a conversation it has already seen, so each of those costs a
- * lookup, and yields the same output object (whose counts are then memoized
- * too) instead of re-walking its texts (principle 4). Only with a memo (the
- * proxy), whose messages are never modified; validated by prefix key.
- */
-const routedAt = new WeakMap<ChatMessage, Routed>();
 
 /**
  * TOIN's keep factor for tool output `i` (by its shape): above 1 for shapes
@@ -67,16 +64,79 @@ export function worthIt(before: number, after: number): boolean {
   return before - after >= Math.max(MIN_SAVED_TOKENS, before * MIN_SAVINGS_RATIO);
 }
 
+/** How the router compresses: `lossy` (the default) or `lossless` (`--lossless`). */
+export type RouteMode = 'lossy' | 'lossless';
+
+/**
+ * `--lossless`: reversible steps only, and nothing that needs the CCR store.
+ * JSON documents are minified (uniform records in columnar form); every
+ * other text goes through `compressRead` without references to earlier
+ * messages (numbers thinned, whitespace, repeats).
+ */
+function compressLossless(text: string, ctx: CompressContext): { type: ContentType; res: Compressed | null } {
+  const parsed = parseJsonContent(text);
+  if (parsed)
+    return { type: 'json', res: { text: parsed.preamble + renderCompact(parsed.value), lossy: false } };
+  return { type: detectContentType(text), res: compressRead(text, ctx, true) };
+}
+
+/**
+ * By what the tool call did (`toolKind`): reads and listings stay lossless
+ * (`compressRead`), fetched pages and subagent reports keep every word (HTML
+ * loses its markup, other pages only whitespace and passages shown earlier);
+ * anything else goes to the compressor of its content type, except that
+ * unnumbered code printed by some other command is selected as structured
+ * text (a numbered listing is a read whatever the tool).
+ */
+function compressByKind(
+  text: string,
+  kind: ToolKind | undefined,
+  ctx: CompressContext,
+): { type: ContentType; res: Compressed | null } {
+  const type = detectContentType(text);
+  const numbered = isNumberedListing(text.split('\n', 400));
+  if (kind === 'read' || kind === 'list' || numbered) return { type, res: compressRead(text, ctx) };
+  if (kind === 'doc')
+    return { type, res: type === 'html' ? compressHtml(text, ctx) : compressProse(text, ctx) };
+  // code-like output of a command that is not a read (test runs, hooks, builds): its result is at
+  // the end and in new names, not in definitions, so it gets the line selection of structured text
+  if (type === 'code') return { type, res: COMPRESSORS.text(text, ctx) };
+  return { type, res: COMPRESSORS[type](text, ctx) };
+}
+
 function compressUnit(
   text: string,
   before: number,
   ctx: CompressContext,
   countText: (t: string) => number,
+  kind: ToolKind | undefined,
+  mode: RouteMode,
 ): UnitResult {
-  const type = detectContentType(text);
-  const res: Compressed | null = COMPRESSORS[type](text, ctx);
+  const { type, res } = mode === 'lossless' ? compressLossless(text, ctx) : compressByKind(text, kind, ctx);
   if (!res || !worthIt(before, countText(res.text))) return { type, text: null, lossy: false };
   return { type, text: res.text, lossy: res.lossy };
+}
+
+/** The tool call each tool message answers, by call id, with the index of the message that made it. */
+function callsById(input: readonly ChatMessage[]): Map<string, { at: number; call: ToolCall }> {
+  const calls = new Map<string, { at: number; call: ToolCall }>();
+  input.forEach((m, at) => {
+    for (const call of m.tool_calls ?? [])
+      if (call.id && !calls.has(call.id)) calls.set(call.id, { at, call });
+  });
+  return calls;
+}
+
+/** What the call behind tool message `i` did; only a call made before it counts (principle 2). */
+function kindOf(
+  msg: ChatMessage,
+  i: number,
+  calls: () => Map<string, { at: number; call: ToolCall }>,
+): ToolKind | undefined {
+  if (msg.role !== 'tool' || !msg.tool_call_id) return undefined;
+  const found = calls().get(msg.tool_call_id);
+  if (!found || found.at >= i) return undefined;
+  return toolKind(found.call.function?.name ?? '', found.call.function?.arguments ?? '');
 }
 
 /**
@@ -86,71 +146,90 @@ function compressUnit(
  * (the only thing they depend on), so a conversation re-sent on each turn is
  * compressed once per new message.
  */
-export const routeTransform: Transform = {
-  name: 'router',
-  run(state: PipelineState, env: PipelineEnv): void {
-    const { tokenizer, history, memo } = env;
-    const countText = (t: string) => tokenizer.countText(t);
-    env.input.forEach((msg, i) => {
-      if (!isCompressible(msg, i, env.lastUser)) return;
-      // Untouched by earlier transforms and routed before after the same prefix: the same outcome.
-      const fresh = memo !== undefined && state.messages[i] === msg && !state.done.has(i);
-      if (fresh) {
-        const known = routedAt.get(msg);
-        if (known && known.encoding === tokenizer.encoding && known.prefix === history.prefixKey(i)) {
-          replay(state, i, known);
-          return;
+export function createRouteTransform(mode: RouteMode): Transform {
+  /**
+   * Outcomes by input message object: the proxy passes the same objects for
+   * the part of a conversation it has already seen, so each of those costs a
+   * lookup, and yields the same output object (whose counts are then memoized
+   * too) instead of re-walking its texts (principle 4). Only with a memo (the
+   * proxy), whose messages are never modified; validated by prefix key.
+   */
+  const routedAt = new WeakMap<ChatMessage, Routed>();
+  return {
+    name: 'router',
+    run(state: PipelineState, env: PipelineEnv): void {
+      const { tokenizer, history, memo } = env;
+      const countText = (t: string) => tokenizer.countText(t);
+      let calls: Map<string, { at: number; call: ToolCall }> | undefined;
+      const lazyCalls = () => (calls ??= callsById(env.input));
+      env.input.forEach((msg, i) => {
+        if (!isCompressible(msg, i, env.lastUser)) return;
+        // Untouched by earlier transforms and routed before after the same prefix: the same outcome.
+        const fresh = memo !== undefined && state.messages[i] === msg && !state.done.has(i);
+        if (fresh) {
+          const known = routedAt.get(msg);
+          if (known && known.encoding === tokenizer.encoding && known.prefix === history.prefixKey(i)) {
+            replay(state, i, known);
+            return;
+          }
         }
-      }
-      const outcome: Routed = {
-        prefix: '',
-        encoding: tokenizer.encoding,
-        out: state.messages[i]!,
-        parts: [],
-        records: [],
-        ccr: [],
-      };
-      const replaced = new Map<number, string>();
-      let capScale: number | undefined;
-      for (const unit of textUnits(msg)) {
-        if (state.done.get(i)?.has(unit.part)) continue;
-        if (unit.text.length < SMALL_OUTPUT_TOKENS) continue;
-        const before = countText(unit.text);
-        if (before < SMALL_OUTPUT_TOKENS) continue;
-        const key = memo
-          ? `svc-router:${ENGINE_VERSION}:${tokenizer.encoding}:${history.prefixKey(i)}:${unit.part}`
-          : '';
-        let result: UnitResult | undefined;
-        const cached = memo?.get(key);
-        if (cached !== undefined) result = JSON.parse(cached) as UnitResult;
-        const hash = contentHash(unit.text);
-        if (!result) {
-          capScale ??= keepFactor(env, i);
-          const ctx: CompressContext = {
-            hash,
-            userTerms: history.userTermsBefore(i),
-            seen: history.seenBefore(i),
-            earlierJson: () => history.jsonSubtreesBefore(i),
-            earlierEntities: () => history.jsonEntitiesBefore(i),
-            earlierLinkShapes: () => history.jsonLinkShapesBefore(i),
-            earlierLines: () => history.linesBefore(i),
-            ...(capScale !== 1 ? { capScale } : {}),
-          };
-          result = compressUnit(unit.text, before, ctx, countText);
-          memo?.set(key, JSON.stringify(result));
+        const outcome: Routed = {
+          prefix: '',
+          encoding: tokenizer.encoding,
+          out: state.messages[i]!,
+          parts: [],
+          records: [],
+          ccr: [],
+        };
+        const replaced = new Map<number, string>();
+        let capScale: number | undefined;
+        for (const unit of textUnits(msg)) {
+          if (state.done.get(i)?.has(unit.part)) continue;
+          if (unit.text.length < SMALL_OUTPUT_TOKENS) continue;
+          const before = countText(unit.text);
+          if (before < SMALL_OUTPUT_TOKENS) continue;
+          const key = memo
+            ? `svc-router:${ENGINE_VERSION}:${mode}:${tokenizer.encoding}:${history.prefixKey(i)}:${unit.part}`
+            : '';
+          let result: UnitResult | undefined;
+          const cached = memo?.get(key);
+          if (cached !== undefined) result = JSON.parse(cached) as UnitResult;
+          const hash = contentHash(unit.text);
+          if (!result) {
+            capScale ??= keepFactor(env, i);
+            const ctx: CompressContext = {
+              hash,
+              userTerms: history.userTermsBefore(i),
+              seen: history.seenBefore(i),
+              earlierJson: () => history.jsonSubtreesBefore(i),
+              earlierEntities: () => history.jsonEntitiesBefore(i),
+              earlierLinkShapes: () => history.jsonLinkShapesBefore(i),
+              earlierLines: () => history.linesBefore(i),
+              firstSight: true,
+              ...(capScale !== 1 ? { capScale } : {}),
+            };
+            result = compressUnit(unit.text, before, ctx, countText, kindOf(msg, i, lazyCalls), mode);
+            memo?.set(key, JSON.stringify(result));
+          }
+          if (result.text === null) continue;
+          replaced.set(unit.part, result.text);
+          if (result.lossy) outcome.ccr.push([hash, unit.text]);
+          outcome.parts.push(unit.part);
+          outcome.records.push([result.type, before, countText(result.text)]);
         }
-        if (result.text === null) continue;
-        replaced.set(unit.part, result.text);
-        if (result.lossy) outcome.ccr.push([hash, unit.text]);
-        outcome.parts.push(unit.part);
-        outcome.records.push([result.type, before, countText(result.text)]);
-      }
-      if (replaced.size > 0) outcome.out = withTexts(state.messages[i]!, replaced);
-      if (fresh) {
-        outcome.prefix = history.prefixKey(i);
-        routedAt.set(msg, outcome);
-      }
-      replay(state, i, outcome);
-    });
-  },
-};
+        if (replaced.size > 0) outcome.out = withTexts(state.messages[i]!, replaced);
+        if (fresh) {
+          outcome.prefix = history.prefixKey(i);
+          routedAt.set(msg, outcome);
+        }
+        replay(state, i, outcome);
+      });
+    },
+  };
+}
+
+/** The content router (lossy where it pays, see `createRouteTransform`). */
+export const routeTransform: Transform = createRouteTransform('lossy');
+
+/** The content router of `--lossless`: reversible steps only, no markers, no CCR entries. */
+export const losslessRouteTransform: Transform = createRouteTransform('lossless');
