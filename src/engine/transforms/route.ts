@@ -92,7 +92,7 @@ export const routeTransform: Transform = {
     const { tokenizer, history, memo } = env;
     const countText = (t: string) => tokenizer.countText(t);
     env.input.forEach((msg, i) => {
-      if (!isCompressible(msg, i, env.lastUser)) return;
+      if (!isCompressible(msg)) return;
       // Untouched by earlier transforms and routed before after the same prefix: the same outcome.
       const fresh = memo !== undefined && state.messages[i] === msg && !state.done.has(i);
       if (fresh) {
