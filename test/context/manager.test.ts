@@ -116,7 +116,9 @@ describe('fitToContext over the limit', () => {
       m.role === 'tool' ? { ...m, content: String(m.content).slice(0, 900) } : m,
     );
     const fit = fitToContext(compressed, options, { tokenizer, originals: msgs });
-    const first = fit.messages.find((m) => parseMarkers(String(m.content)).some((i) => i.unit === 'messages'))!;
+    const first = fit.messages.find((m) =>
+      parseMarkers(String(m.content)).some((i) => i.unit === 'messages'),
+    )!;
     const info = parseMarkers(String(first.content)).find((i) => i.unit === 'messages');
     const [start, end] = droppedSpans(fit.messageOrigin, msgs.length)[0]!;
     expect(fit.ccrEntries.get(info!.hash)).toBe(JSON.stringify(msgs.slice(start, end)));
