@@ -2,7 +2,6 @@ import { intelligentContextStep } from './context/step.js';
 import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
 import { History } from './history.js';
-import { lastUserIndex } from './messages.js';
 import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
 import { tokenizerFor } from './tokens.js';
 import { dedupeTransform, losslessDedupeTransform } from './transforms/dedupe.js';
@@ -83,7 +82,6 @@ export function compressMessages(
     history: new History(messages, options.memo !== undefined),
     tokenizer,
     memo: options.memo,
-    lastUser: lastUserIndex(messages),
     toin: options.toin,
   };
   const state = runPipeline(options.lossless ? LOSSLESS_TRANSFORMS : TRANSFORMS, env);

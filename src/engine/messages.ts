@@ -52,12 +52,14 @@ export function lastUserIndex(messages: readonly ChatMessage[]): number {
 }
 
 /**
- * Whether the engine may change a message's text. Tool outputs may be
- * compressed; so may older user messages (large pasted text). System and
- * developer prompts, assistant messages and the latest user message never
- * change.
+ * Whether the engine may change a message's text: tool outputs only. System
+ * and developer prompts, assistant messages and user messages never change.
+ * A user message is the latest one when it is first sent, and the latest
+ * user message must reach the model unchanged; compressing it on a later
+ * turn, once it no longer is the latest, would make its form depend on that
+ * later turn and rewrite the provider's cached prefix from it on
+ * (principle 2). So a user message is never compressible, from the start.
  */
-export function isCompressible(msg: ChatMessage, index: number, lastUser: number): boolean {
-  if (msg.role === 'tool' || msg.role === 'function') return true;
-  return msg.role === 'user' && index !== lastUser;
+export function isCompressible(msg: ChatMessage): boolean {
+  return msg.role === 'tool' || msg.role === 'function';
 }

@@ -23,8 +23,6 @@ export interface PipelineEnv {
   readonly history: History;
   readonly tokenizer: Tokenizer;
   readonly memo: ContentMemo | undefined;
-  /** Index of the latest user message in the input (-1: none). */
-  readonly lastUser: number;
   /** What TOIN learned: scales the keep budgets of tool outputs by their shape's `keepFactor`. */
   readonly toin?: ToinAdvice | undefined;
 }

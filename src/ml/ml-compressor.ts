@@ -123,14 +123,12 @@ export async function startMlCompressor(options: MlCompressorOptions): Promise<M
   };
 
   function collect(messages: ChatMessage[]): Slot[] {
-    let latestUser = -1;
-    messages.forEach((m, i) => {
-      if (m.role === 'user') latestUser = i;
-    });
     const slots: Slot[] = [];
     let question = new Set<string>();
     messages.forEach((m, i) => {
-      const eligible = m.role !== 'system' && m.role !== 'developer' && i !== latestUser;
+      // Never a user message: each one is the latest when first sent, and compressing it once it no
+      // longer is would change an already-sent message on a later turn (principle 2).
+      const eligible = m.role !== 'system' && m.role !== 'developer' && m.role !== 'user';
       const texts: Array<[number, string]> =
         typeof m.content === 'string'
           ? [[-1, m.content]]

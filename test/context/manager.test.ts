@@ -87,12 +87,23 @@ describe('fitToContext over the limit', () => {
   it('replaces each dropped run by one marker that redeems to the exact original messages', () => {
     const fit = fitToContext(msgs, options, { tokenizer });
     const spans = droppedSpans(fit.messageOrigin, msgs.length);
-    const markers = fit.messages.filter((_, i) => fit.messageOrigin[i] === -1);
+    // a run of agent work after a tool output: the marker is appended to that output; else its own user message
+    const markers = fit.messages.flatMap((m, i) =>
+      parseMarkers(String(m.content))
+        .filter((info) => info.unit === 'messages')
+        .map((info) => ({ info, role: m.role, origin: fit.messageOrigin[i]! })),
+    );
     expect(markers).toHaveLength(spans.length);
-    markers.forEach((marker, k) => {
-      expect(marker.role).toBe('user');
-      const [info] = parseMarkers(String(marker.content));
+    expect(markers.some((m) => m.role === 'tool')).toBe(true);
+    markers.forEach(({ info, role, origin }, k) => {
       const [start, end] = spans[k]!;
+      if (role === 'tool') {
+        expect(origin).toBe(start - 1);
+        expect(msgs.slice(start, end).some((m) => m.role === 'user')).toBe(false);
+      } else {
+        expect(role).toBe('user');
+        expect(origin).toBe(-1);
+      }
       expect(info).toMatchObject({ omitted: end - start, unit: 'messages' });
       expect(info!.note).toMatch(/^(tools: [a-z_]+|\w+ messages)/);
       expect(fit.ccrEntries.get(info!.hash)).toBe(JSON.stringify(msgs.slice(start, end)));
@@ -105,7 +116,10 @@ describe('fitToContext over the limit', () => {
       m.role === 'tool' ? { ...m, content: String(m.content).slice(0, 900) } : m,
     );
     const fit = fitToContext(compressed, options, { tokenizer, originals: msgs });
-    const [info] = parseMarkers(String(fit.messages.find((_, i) => fit.messageOrigin[i] === -1)!.content));
+    const first = fit.messages.find((m) =>
+      parseMarkers(String(m.content)).some((i) => i.unit === 'messages'),
+    )!;
+    const info = parseMarkers(String(first.content)).find((i) => i.unit === 'messages');
     const [start, end] = droppedSpans(fit.messageOrigin, msgs.length)[0]!;
     expect(fit.ccrEntries.get(info!.hash)).toBe(JSON.stringify(msgs.slice(start, end)));
   });
@@ -158,9 +172,14 @@ describe('compress first', () => {
       { contextLimit: limit, outputReserve: 0, compressFirst: false },
       { tokenizer, compressHarder: standInHarder(msgs) },
     );
-    expect(fit.changed.size).toBe(0);
     expect(fit.dropped.length).toBeGreaterThan(0);
     expect(fit.transforms.some((t) => t.startsWith('context:compress_harder'))).toBe(false);
+    // nothing compressed harder: the only changed messages are tool outputs holding a drop marker after them
+    for (const i of fit.changed) {
+      expect(fit.dropped).toContain(i + 1);
+      const out = String(fit.messages[fit.messageOrigin.indexOf(i)]!.content);
+      expect(out.startsWith(`${msgs[i]!.content}\n\n[svc: `)).toBe(true);
+    }
   });
 
   it('drops after compressing when compressing is not enough', () => {

@@ -41,7 +41,29 @@ describe('buildUnits', () => {
       buildUnits(older, 0)
         .filter((u) => u.protected)
         .map((u) => u.start),
-    ).toEqual([0, 3, 6]);
+    ).toEqual([0, 3, 4, 6]);
+    // 4: after the latest user message, with no tool output before it to hold a marker
+  });
+
+  it('after the latest user message, protects the units whose previous unit ends with no tool output', () => {
+    const work = [
+      sys('s'),
+      user('task'),
+      call('c1', 'bash', {}),
+      result('c1', 'one'),
+      call('c2', 'bash', {}),
+      result('c2', 'two'),
+      assistant('thinking aloud'),
+      call('c3', 'bash', {}),
+      result('c3', 'three'),
+      call('c4', 'bash', {}),
+      result('c4', 'four'),
+    ];
+    const open = buildUnits(work, 0)
+      .filter((u) => !u.protected)
+      .map((u) => u.start);
+    // 2 follows the user message, 7 follows an assistant message: a marker before them would be a user message
+    expect(open).toEqual([4, 6]);
   });
 
   it('keeps parallel tool results with their call', () => {

@@ -53,15 +53,41 @@ describe('compressMessages', () => {
   const out = compressMessages(structuredClone(input), { model: 'gpt-4o' });
   const { result } = out;
 
-  it('never changes the system prompt, the latest user message, assistant messages or small outputs', () => {
-    for (const i of [0, 2, 4, 5, 7]) expect(result.messages[i]).toEqual(input[i]);
+  it('never changes the system prompt, user messages, assistant messages or small outputs', () => {
+    for (const i of [0, 1, 2, 4, 5, 7]) expect(result.messages[i]).toEqual(input[i]);
   });
 
-  it('passes opaque parts through and compresses the text part of an older user message', () => {
+  it('never compresses a user message, not even an older one (it was the latest when first sent)', () => {
+    expect(JSON.stringify(result.messages[1])).toBe(JSON.stringify(input[1]));
+  });
+
+  it("decides a long user message's form once: the same while it is the latest and on every later turn", () => {
+    const pasted = bigLog('pasted-alone');
+    const turn1: ChatMessage[] = [{ role: 'user', content: pasted }];
+    const turn2: ChatMessage[] = [
+      ...turn1,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'logs', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: bigLog('tool-output') },
+      { role: 'user', content: 'and now?' },
+    ];
+    const memo = new Map<string, string>();
+    const first = compressMessages(structuredClone(turn1), { model: 'gpt-4o', memo });
+    const later = compressMessages(structuredClone(turn2), { model: 'gpt-4o', memo });
+    const fresh = compressMessages(structuredClone(turn2), { model: 'gpt-4o' });
+    expect(first.result.messages[0]!.content).toBe(pasted);
+    expect(later.result.messages[0]!.content).toBe(pasted);
+    expect(fresh.result.messages[0]!.content).toBe(pasted);
+    // the tool output after it is compressed: the conversation does exercise the router
+    expect(later.changed.has(2)).toBe(true);
+  });
+
+  it('passes opaque parts of a message through as the same objects', () => {
     const parts = result.messages[1]!.content as Array<{ type: string; text?: string }>;
     expect(parts[1]).toEqual(input[1]!.content![1]);
-    expect(parts[0]!.text!.length).toBeLessThan((input[1]!.content![0] as { text: string }).text.length / 3);
-    expect(parts[0]!.text).toContain('ERROR pasted connection reset by peer');
   });
 
   it('replaces a tool output identical to an earlier one by a reference to that call', () => {
@@ -78,7 +104,7 @@ describe('compressMessages', () => {
           : (m.content ?? []).map((p) => String((p as { text?: string }).text ?? ''));
       return texts.flatMap((t) => parseMarkers(t).map((mk) => mk.hash));
     });
-    expect(hashes.length).toBeGreaterThanOrEqual(3);
+    expect(hashes.length).toBeGreaterThanOrEqual(2);
     for (const h of hashes) {
       const original = out.ccrEntries.get(h);
       expect(original).toBeDefined();
@@ -108,7 +134,7 @@ describe('compressMessages', () => {
       JSON.stringify(m) === JSON.stringify(result.messages[i]) ? [] : [i],
     );
     expect([...out.changed].sort()).toEqual(differs);
-    expect(differs).toEqual([1, 3, 6]);
+    expect(differs).toEqual([3, 6]);
   });
 
   it('returns the input untouched when nothing is worth compressing', () => {

@@ -108,6 +108,17 @@ describe('ML compression with the tiny generated classifier', () => {
     expect(out.messages[4]).toBe(messages[4]);
   });
 
+  it('never compresses a user message, not even once a later user message follows it', async () => {
+    const messages: ChatMessage[] = [
+      ...convo(prose(5)),
+      { role: 'assistant', content: 'The queue was full.' },
+      { role: 'user', content: 'and now?' },
+    ];
+    const out = await ml.compress(messages);
+    expect(out.messages[4]).toBe(messages[4]);
+    expect(out.messages[6]).toBe(messages[6]);
+  });
+
   it('honours the time budget and keeps the first forwarded form on later turns', async () => {
     const slow = await startMlCompressor({ modelDir, device: 'cpu', rate: 0.3, timeoutMs: 1 });
     try {

@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryCcrStore } from '../../src/ccr/memory-store.js';
 import { parseMarkers } from '../../src/engine/markers.js';
 import type { ChatMessage } from '../../src/engine/types.js';
+import { FORMATS } from '../../src/formats/index.js';
+import { retrievalTool } from '../../src/server/retrieval/tool.js';
 import { messagesBody } from '../formats/bodies.js';
 import { createFakeCompress, throwingCompress } from './fake-engine.js';
 import {
@@ -192,7 +194,10 @@ describe('/v1/messages (messages format)', () => {
     await setup({ compress: throwingCompress });
     const res = await post(TEXT);
     expect(res.status).toBe(200);
-    expect(upstream!.requests[0]!.body.toString('utf8')).toBe(TEXT);
+    // the original, with the retrieval tool the conversation has on every request (its tools never change)
+    const sent = upstream!.requests[0]!.body.toString('utf8');
+    expect(sent).toContain('"name":"svc_retrieve"');
+    expect(withoutRetrievalTool(sent)).toBe(TEXT);
     await until(() => svc!.events.length === 1);
     expect(svc!.events[0]).toMatchObject({ compressionFailed: true, status: 200, tokensSaved: 0 });
   });
@@ -201,7 +206,9 @@ describe('/v1/messages (messages format)', () => {
     const ccr = { put: async () => Promise.reject(new Error('store down')), get: async () => undefined };
     await setup({ compress: createFakeCompress(), ccr });
     await post(TEXT);
-    expect(upstream!.requests[0]!.body.toString('utf8')).toBe(TEXT);
+    const sent = upstream!.requests[0]!.body.toString('utf8');
+    // nothing but the conversation's retrieval tool is added: no marker of this request goes out
+    expect(withoutRetrievalTool(sent)).toBe(TEXT);
     await until(() => svc!.events.length === 1);
     expect(svc!.events[0]!.compressionFailed).toBe(true);
   });
@@ -342,7 +349,9 @@ describe('with the real engine', () => {
     }
     expect(body.messages.at(-1)).toEqual(original.messages.at(-1));
     expect(body.system).toEqual(original.system);
-    for (const key of ['model', 'max_tokens', 'tools']) expect(body[key]).toEqual(original[key]);
+    for (const key of ['model', 'max_tokens']) expect(body[key]).toEqual(original[key]);
+    // the client's tools, then the retrieval tool (on every request of a conversation with tools)
+    expect(body.tools).toEqual([...original.tools, retrievalTool(FORMATS.messages)]);
     const uses = body.messages.flatMap((m: { content: unknown }) =>
       Array.isArray(m.content)
         ? m.content.filter((b: { type: string }) => b.type === 'tool_use').map((b: { id: string }) => b.id)

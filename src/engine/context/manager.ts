@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import { textUnits, withTexts } from '../messages.js';
+import { contentText } from '../tokens.js';
 import type { ChatMessage } from '../types.js';
 import { type CutDecision, findDecision, type PrefixKey, prefixChain, storeDecision } from './cut-memo.js';
 import { type DroppedSpan, dropMarker, spansOf } from './drop-marker.js';
@@ -7,7 +9,7 @@ import { contextBudget } from './limits.js';
 import { scoreUnits } from './scoring.js';
 import { messageShape } from './shape.js';
 import type { ContextUnit, FitDeps, FitOptions, FitResult, ShapeObservation } from './types.js';
-import { buildUnits } from './units.js';
+import { buildUnits, markerHost } from './units.js';
 import { resolveWeights } from './weights.js';
 
 /**
@@ -129,6 +131,17 @@ export function fitToContext(
     if (isDropped(unit, work) || !worthDropping(unit, work)) continue;
     if (withMarkers(work, originals) <= target) break;
     dropUnit(unit, work);
+  }
+  const guarded = unitBeforeLatestUser(units, messages);
+  if (guarded && isDropped(guarded, work)) extendBack(units, guarded, work, messages);
+  if (guarded && isDropped(guarded, work) && !markerFitsBefore(guarded, work, messages)) {
+    // Its run's marker would have to open the latest user message: keep the unit, drop others instead.
+    undropUnit(guarded, work);
+    for (const unit of order) {
+      if (unit === guarded || isDropped(unit, work) || !worthDropping(unit, work)) continue;
+      if (withMarkers(work, originals) <= target) break;
+      dropUnit(unit, work);
+    }
   }
   const result = finish(
     messages,
@@ -252,6 +265,61 @@ function dropUnit(unit: ContextUnit, work: Work): void {
   }
 }
 
+function undropUnit(unit: ContextUnit, work: Work): void {
+  for (let i = unit.start; i < unit.end; i += 1) {
+    if (!work.dropped.delete(i)) continue;
+    work.total += work.counts[i]!;
+  }
+}
+
+/** The unit right before the latest user message, when that message opens its own unit. */
+function unitBeforeLatestUser(
+  units: readonly ContextUnit[],
+  messages: readonly ChatMessage[],
+): ContextUnit | undefined {
+  let latest = -1;
+  for (let k = messages.length - 1; k >= 0 && latest < 0; k -= 1)
+    if (messages[k]!.role === 'user') latest = k;
+  const at = units.findIndex((u) => u.start === latest);
+  return at > 0 ? units[at - 1] : undefined;
+}
+
+/**
+ * Whether the dropped run that ends with `unit` (right before the latest user
+ * message) has its marker anywhere but at the head of that message: appended
+ * to the tool output before the run, or after a user-side message (where the
+ * messages format merges it). Otherwise the messages format would put the
+ * marker into the latest user message itself.
+ */
+function markerFitsBefore(unit: ContextUnit, work: Work, messages: readonly ChatMessage[]): boolean {
+  let start = unit.start;
+  while (start > 0 && work.dropped.has(start - 1)) start -= 1;
+  const before = messages[start - 1];
+  if (before === undefined) return false;
+  if (hostsMarker(messages, { start, end: unit.end }, start - 1)) return true;
+  return before.role === 'user' || before.role === 'tool';
+}
+
+/**
+ * While the run ending with `unit` has its marker nowhere but at the head of
+ * the latest user message, drops the unprotected unit before the run too (the
+ * run then starts after a message that can take the marker, if there is one).
+ */
+function extendBack(
+  units: readonly ContextUnit[],
+  unit: ContextUnit,
+  work: Work,
+  messages: readonly ChatMessage[],
+): void {
+  while (!markerFitsBefore(unit, work, messages)) {
+    let start = unit.start;
+    while (start > 0 && work.dropped.has(start - 1)) start -= 1;
+    const before = units.find((u) => u.start <= start - 1 && start - 1 < u.end);
+    if (!before || before.protected) return;
+    dropUnit(before, work);
+  }
+}
+
 const MARKER_TOKENS_ESTIMATE = 60;
 
 function markerEstimate(work: Work): number {
@@ -315,14 +383,24 @@ function finish(
   const origin: number[] = [];
   const spanAt = new Map(spans.map((s) => [s.start, s]));
   let markerTokens = 0;
+  const hosts = new Set<number>();
   for (let i = 0; i < messages.length; i += 1) {
     const span = spanAt.get(i);
     if (span) {
       const marker = markerFor(work, originals, span);
-      markerTokens += work.countOne(marker.message);
       work.ccrEntries.set(marker.hash, marker.original);
-      out.push(marker.message);
-      origin.push(-1);
+      const host = out.length - 1;
+      if (hostsMarker(messages, span, origin[host])) {
+        // appended to the tool output before the run: no user message of svc's after it
+        const before = out[host]!;
+        out[host] = appendText(before, contentText(marker.message.content));
+        markerTokens += work.countOne(out[host]!) - work.countOne(before);
+        hosts.add(origin[host]!);
+      } else {
+        markerTokens += work.countOne(marker.message);
+        out.push(marker.message);
+        origin.push(-1);
+      }
       for (let k = span.start; k < span.end; k += 1)
         observe(originals, k, 'dropped', [marker.hash], work, k - span.start);
     }
@@ -343,7 +421,7 @@ function finish(
   return {
     messages: out,
     messageOrigin: origin,
-    changed: new Set(work.harder.keys()),
+    changed: new Set([...work.harder.keys(), ...hosts]),
     ccrEntries: work.ccrEntries,
     transforms: overflow > 0 ? [...transforms, `context:overflow:${overflow}`] : transforms,
     observations: work.observations,
@@ -351,6 +429,32 @@ function finish(
     tokens,
     budget,
   };
+}
+
+/**
+ * Where a dropped run's marker goes: appended to the tool output right before
+ * the run when the run holds no user message (agent work only) and that
+ * output has text (`markerHost`); otherwise it is a user message of its own.
+ * Decided from the run and the message before it only, so a cut applied
+ * again on later turns places its markers the same way (principle 2); after
+ * the latest user message every run qualifies (`buildUnits` protects the
+ * rest), so the latest user message stays the last one the model sees.
+ */
+function hostsMarker(
+  messages: readonly ChatMessage[],
+  span: DroppedSpan,
+  before: number | undefined,
+): boolean {
+  if (before === undefined || before !== span.start - 1 || !markerHost(messages, before)) return false;
+  for (let k = span.start; k < span.end; k += 1) if (messages[k]!.role === 'user') return false;
+  return true;
+}
+
+/** `message` with `text` appended to its last text (string content or last text part). */
+function appendText(message: ChatMessage, text: string): ChatMessage {
+  const last = textUnits(message).at(-1);
+  if (!last) return message;
+  return withTexts(message, new Map([[last.part, `${last.text}\n\n${text}`]]));
 }
 
 function harderHashes(message: ChatMessage): Set<string> {

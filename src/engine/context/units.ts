@@ -1,3 +1,4 @@
+import { textUnits } from '../messages.js';
 import type { ChatMessage } from '../types.js';
 import type { ContextUnit } from './types.js';
 
@@ -27,7 +28,10 @@ function hasToolCalls(message: ChatMessage): boolean {
  *   user run followed by a tool call).
  *
  * Protected: system prompts, the unit of the latest user message, the last
- * `protectTurns` non-system units, and always the final unit.
+ * `protectTurns` non-system units, and always the final unit. Also, so that
+ * the latest user message stays the last user message the model sees: every
+ * unit after it whose previous unit does not end with a tool output that can
+ * host a drop marker (see `markerHost`).
  */
 export function buildUnits(messages: readonly ChatMessage[], protectTurns: number): ContextUnit[] {
   const units: ContextUnit[] = [];
@@ -79,6 +83,19 @@ function protectUnits(messages: readonly ChatMessage[], units: ContextUnit[], pr
     if (unit.kind === 'system') continue;
     if (u === units.length - 1 || recent < protectTurns) unit.protected = true;
     if (latestUser >= unit.start && latestUser < unit.end) unit.protected = true;
+    // After the latest user message a drop marker may not be a user message of its own.
+    if (unit.start > latestUser && !markerHost(messages, unit.start - 1)) unit.protected = true;
     recent += 1;
   }
+}
+
+/**
+ * Whether message `i` can carry the marker of a dropped run that follows it:
+ * a tool output with text. The marker is then appended to that output
+ * instead of standing as a user message of its own, which after the latest
+ * user message would become the last user message the model sees.
+ */
+export function markerHost(messages: readonly ChatMessage[], i: number): boolean {
+  const m = messages[i];
+  return m !== undefined && (m.role === 'tool' || m.role === 'function') && textUnits(m).length > 0;
 }

@@ -163,7 +163,7 @@ export function createRouteTransform(mode: RouteMode): Transform {
       let calls: Map<string, { at: number; call: ToolCall }> | undefined;
       const lazyCalls = () => (calls ??= callsById(env.input));
       env.input.forEach((msg, i) => {
-        if (!isCompressible(msg, i, env.lastUser)) return;
+        if (!isCompressible(msg)) return;
         // Untouched by earlier transforms and routed before after the same prefix: the same outcome.
         const fresh = memo !== undefined && state.messages[i] === msg && !state.done.has(i);
         if (fresh) {

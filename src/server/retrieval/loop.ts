@@ -8,8 +8,10 @@ import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from
 import {
   answerCalls,
   appendRetrievalTurn,
+  contextCutIn,
   editBytes,
   MAX_RETRIEVAL_ROUNDS,
+  offersRetrieval,
   retrievalToolEdit,
   toolsSpanAfterSplice,
 } from './tool.js';
@@ -56,9 +58,10 @@ async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { 
 }
 
 /**
- * Offers the retrieval tool: a request whose forwarded body holds a marker
- * gets `svc_retrieve` appended to its tools, the same way every time, so the
- * prompt prefix stays stable from turn to turn.
+ * Offers the retrieval tool (see `offersRetrieval`): a request with tools gets
+ * `svc_retrieve` appended to them on every request, the same way every time,
+ * so a conversation's tools stay byte-identical from its first request to its
+ * last; the loop then answers the model's calls of it.
  */
 export const retrievalToolStage: ProxyStage = {
   name: 'retrieval-tool',
@@ -75,8 +78,10 @@ export const retrievalToolStage: ProxyStage = {
       : ex.text;
     if (text === undefined) return next();
     // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
-    const marked = spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0;
-    if (!marked && !hasMarker(text)) return next();
+    const marked = () =>
+      (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(text);
+    if (!offersRetrieval(ex.json, spliced && contextCutIn(ex.output?.result.transforms_applied), marked))
+      return next();
     // another stage (or the client) may have offered it already
     const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
       ? undefined

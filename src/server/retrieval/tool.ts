@@ -45,6 +45,37 @@ function toolName(tool: unknown): string | undefined {
       : undefined;
 }
 
+/**
+ * Whether the proxy offers the retrieval tool on a request (principle 2: a
+ * conversation's `tools` never change from one request to the next, and
+ * they come first in the provider's cache order).
+ *
+ * - A body with a `tools` array gets `svc_retrieve` on every request, from
+ *   the first on, marker or not: clients send the same tools each turn, so
+ *   the tools stay byte-identical for the whole conversation, including the
+ *   turn where the first marker appears.
+ * - A body without tools never gets a tools member for the markers of
+ *   per-message compression (that would rewrite the whole cached prefix the
+ *   moment the first one appears); only a request the context manager cut
+ *   (`contextCut`: over the model's context budget, where the prefix is
+ *   rewritten anyway) and that holds a marker gets one.
+ */
+export function offersRetrieval(
+  body: Record<string, unknown>,
+  contextCut: boolean,
+  marked: () => boolean,
+): boolean {
+  if (Array.isArray(body.tools)) return true;
+  return contextCut && marked();
+}
+
+/** True when the engine's transforms show the context manager cut the request (dropped or compressed harder). */
+export function contextCutIn(transforms: readonly string[] | undefined): boolean {
+  return (transforms ?? []).some(
+    (t) => t.startsWith('context:drop:') || t.startsWith('context:compress_harder:'),
+  );
+}
+
 /** A change of a body text: the characters `start..end` become `insert`. */
 export interface TextEdit {
   start: number;
