@@ -11,6 +11,13 @@ import { guardCompress } from './guard-pipeline.js';
 import { readBody } from './read-body.js';
 import { sendJson, sendSvcError } from './respond.js';
 
+/** Codes counted as compression failures in stats and metrics. */
+const COMPRESSION_FAILURES = new Set([
+  'SVC_COMPRESSION_FAILED',
+  'SVC_ENGINE_TIMEOUT',
+  'SVC_STORE_UNAVAILABLE',
+]);
+
 /** True when the request asks to skip compression (`x-service-bypass: true`, spec 4 rule 2). */
 export function isBypass(req: IncomingMessage): boolean {
   return (
@@ -90,7 +97,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
     else ctx.logger.debug('/v1/compress rejected', { code: error.code, status: error.status });
     ev.status = error.status;
     ev.errorCode = error.code;
-    ev.compressionFailed = error.code === 'SVC_COMPRESSION_FAILED' || error.code === 'SVC_STORE_UNAVAILABLE';
+    ev.compressionFailed = COMPRESSION_FAILURES.has(error.code);
     sendSvcError(res, 'chat', error);
     if (!req.complete) req.resume();
   } finally {

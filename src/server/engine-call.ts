@@ -4,7 +4,7 @@ import type { Config } from '../config/options.js';
 import { parseScoreWeights as parseWeights } from '../engine/context/weights.js';
 import type { EngineDeps, EngineOptions } from '../engine/index.js';
 import type { ChatMessage, ContentMemo, EngineOutput } from '../engine/types.js';
-import { SvcError } from '../errors.js';
+import { isSvcError, SvcError } from '../errors.js';
 import type { ServerContext } from './context.js';
 
 /**
@@ -72,7 +72,8 @@ export function engineOptionsFor(
 /**
  * Compresses and stores the originals of every marker in the CCR store
  * before returning (principle 3). Throws SVC_COMPRESSION_FAILED when the
- * engine throws, SVC_STORE_UNAVAILABLE when the CCR write fails: in both
+ * engine throws, SVC_ENGINE_TIMEOUT when it ran past `--engine-timeout`
+ * (the deadline is on `ctx.now`), SVC_STORE_UNAVAILABLE when the CCR write fails: in both
  * cases the caller must not use the compressed messages.
  */
 export async function compressAndStore(
@@ -85,8 +86,10 @@ export async function compressAndStore(
   try {
     const options = engineOptionsFor(ctx.config, model, ctx.engineMemo, outputReserve);
     if (ctx.toin) options.toin = ctx.toin.advice();
-    output = await ctx.compress(messages, options);
+    if (ctx.config.engineTimeout > 0) options.deadline = ctx.now() + ctx.config.engineTimeout;
+    output = await ctx.compress(messages, options, { clock: ctx.now });
   } catch (err) {
+    if (isSvcError(err) && err.code === 'SVC_ENGINE_TIMEOUT') throw err;
     throw new SvcError('SVC_COMPRESSION_FAILED', `compression failed: ${(err as Error)?.message ?? err}`, {
       cause: err,
     });

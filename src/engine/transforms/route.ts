@@ -125,6 +125,7 @@ export const routeTransform: Transform = {
         if (cached !== undefined) result = JSON.parse(cached) as UnitResult;
         const hash = contentHash(unit.text);
         if (!result) {
+          env.deadline?.check('router');
           capScale ??= keepFactor(env, i);
           const ctx: CompressContext = {
             hash,
