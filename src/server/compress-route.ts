@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompressionResult } from '../engine/types.js';
 import { SvcError } from '../errors.js';
+import { credentialOf } from '../guards/credentials.js';
 import type { RoutePlugin } from './app.js';
 import { isAcceptedKey, keyHash, requestKey } from './auth.js';
 import { parseCompressRequest } from './compress-request.js';
@@ -42,7 +43,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
   ev.mode = 'compress';
   try {
     const key = requestKey(req.headers);
-    ev.keyHash = keyHash(key);
+    ev.keyHash = keyHash(credentialOf(req.headers, (req as { search?: string | null }).search));
     if (!isAcceptedKey(key, ctx.config.apiKeys)) {
       throw new SvcError(
         'SVC_UNAUTHORIZED',

@@ -5,10 +5,11 @@ import type { RequestFinishedEvent } from '../events.js';
 import { parseRequest } from '../formats/index.js';
 import { responseCacheKey } from '../guards/cache-key.js';
 import { maxOutputTokens } from '../guards/cost-estimate.js';
+import { credentialOf } from '../guards/credentials.js';
 import { ANONYMOUS_KEY } from '../guards/rate-limiter.js';
 import { cacheableHeaders } from '../guards/response-cache.js';
 import { createResponseRecorder } from '../guards/response-recorder.js';
-import { keyHash, requestKey } from './auth.js';
+import { keyHash } from './auth.js';
 import type { ServerContext } from './context.js';
 import { holdUntilFinished, pricingEstimator } from './guard-holds.js';
 import {
@@ -33,7 +34,7 @@ const STATE_KEY = 'guards.cache';
  * its event; requests without a key share `ANONYMOUS_KEY`.
  */
 function clientKeyHash(req: IncomingMessage, event: RequestFinishedEvent): string {
-  event.keyHash ??= keyHash(requestKey(req.headers));
+  event.keyHash ??= keyHash(credentialOf(req.headers, (req as { search?: string | null }).search));
   return event.keyHash ?? ANONYMOUS_KEY;
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { chatFormat, messagesFormat, type ProviderFormat } from '../formats/index.js';
+import { credentialOf } from '../guards/credentials.js';
 import type { RoutePlugin } from './app.js';
 import { keyHash, requestKey } from './auth.js';
 import type { ServerContext } from './context.js';
@@ -60,7 +61,7 @@ export async function handleProxy(
   const { base, shape } = upstreamFor(ctx, format, req, path);
   const url = base + path.slice('/v1'.length) + search;
   const clientKey = requestKey(req.headers);
-  pending.event.keyHash = keyHash(clientKey);
+  pending.event.keyHash = keyHash(credentialOf(req.headers, search));
   const ex: ProxyExchange = {
     ctx,
     req,
