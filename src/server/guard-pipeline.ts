@@ -9,6 +9,7 @@ import { credentialOf } from '../guards/credentials.js';
 import { ANONYMOUS_KEY } from '../guards/rate-limiter.js';
 import { cacheableHeaders } from '../guards/response-cache.js';
 import { createResponseRecorder } from '../guards/response-recorder.js';
+import { unpricedModel } from '../guards/unpriced.js';
 import { keyHash } from './auth.js';
 import type { ServerContext } from './context.js';
 import { holdUntilFinished, pricingEstimator } from './guard-holds.js';
@@ -21,6 +22,7 @@ import {
   wantsCacheBypass,
 } from './guard-responses.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
+import { sendSvcError } from './respond.js';
 
 /** What the guard stage leaves in `ex.state` for the cache-record stage. */
 interface CachePlan {
@@ -103,6 +105,11 @@ export const guardStage: ProxyStage = {
       const model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
       const estimate =
         model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutputTokens(ex.json));
+      if (estimate === undefined) {
+        reject(event, 402, 'SVC_MODEL_UNPRICED');
+        sendSvcError(res, shape, unpricedModel(model));
+        return;
+      }
       const decision = await guards.budget.reserve(estimate);
       if (!decision.allowed) {
         reject(event, 402, 'SVC_BUDGET_EXCEEDED');
