@@ -9,6 +9,7 @@ import { credentialOf } from '../guards/credentials.js';
 import { ANONYMOUS_KEY } from '../guards/rate-limiter.js';
 import { cacheableHeaders } from '../guards/response-cache.js';
 import { createResponseRecorder } from '../guards/response-recorder.js';
+import { createStreamOutput } from '../guards/stream-output.js';
 import { unpricedModel } from '../guards/unpriced.js';
 import { keyHash } from './auth.js';
 import type { ServerContext } from './context.js';
@@ -117,12 +118,28 @@ export const guardStage: ProxyStage = {
         return;
       }
       holdUntilFinished(event, { budget: decision.reservation });
+      if (ex.json.stream === true) countStreamedOutput(ex, model);
     }
 
     res.setHeader(CACHE_HEADER, outcome);
     return next();
   },
 };
+
+/**
+ * Counts the output of a stream as it is relayed, for a stream that reports
+ * no usage: its output is then priced (and charged to the budget) too.
+ */
+function countStreamedOutput(ex: ProxyExchange, model: string | undefined): void {
+  const output = createStreamOutput();
+  ex.responseTaps.push((chunk) => {
+    if (ex.upstream?.headers['content-encoding'] === undefined) output.push(chunk);
+  });
+  ex.onFinish.unshift((done) => {
+    if (done.event.usage === undefined && output.text() !== '')
+      done.event.streamedOutputTokens = tokenizerFor(model ?? 'unknown').countText(output.text());
+  });
+}
 
 /**
  * Just before `relay`: records the upstream's answer as it is relayed and
