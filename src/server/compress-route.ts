@@ -74,7 +74,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
         ccr_hashes: [],
       };
     } else {
-      result = (await compressAndStore(ctx, messages, model)).result;
+      result = (await compressAndStore(ctx, messages, model, undefined, ev.keyHash)).result;
     }
     ev.tokensBefore = result.tokens_before;
     ev.tokensAfter = result.tokens_after;

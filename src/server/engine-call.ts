@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { withOwnerRecords } from '../ccr/owner.js';
 import { putAll } from '../ccr/store.js';
 import type { Config } from '../config/options.js';
 import { parseScoreWeights as parseWeights } from '../engine/context/weights.js';
@@ -81,6 +82,7 @@ export async function compressAndStore(
   messages: ChatMessage[],
   model: string,
   outputReserve?: number,
+  owner?: string,
 ): Promise<EngineOutput> {
   let output: EngineOutput;
   try {
@@ -96,7 +98,9 @@ export async function compressAndStore(
   }
   if (output.ccrEntries.size > 0) {
     try {
-      await putAll(ctx.ccr, output.ccrEntries);
+      // with API keys, entries belong to the client that sent them (src/ccr/owner.ts)
+      const owned = ctx.config.apiKeys.length > 0 && owner !== undefined;
+      await putAll(ctx.ccr, owned ? withOwnerRecords(output.ccrEntries, owner) : output.ccrEntries);
     } catch (err) {
       throw new SvcError('SVC_STORE_UNAVAILABLE', 'could not store originals in the CCR store', {
         cause: err,

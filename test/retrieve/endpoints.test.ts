@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { withOwnerRecords } from '../../src/ccr/owner.js';
+import { putAll } from '../../src/ccr/store.js';
 import { contentHash } from '../../src/engine/hash.js';
 import { compressMessages } from '../../src/engine/index.js';
 import { parseMarkers } from '../../src/engine/markers.js';
+import { keyHash } from '../../src/server/auth.js';
 import { agentSession, filler } from '../context/helpers.js';
 import { startSvc, type TestSvc, until } from '../server/helpers.js';
 
@@ -89,7 +92,8 @@ describe('retrieval endpoints', () => {
   it('needs a key when keys are configured', async () => {
     svc = await startSvc({ flags: { 'api-key': ['secret'] } });
     const hash = contentHash('x');
-    await svc.server.ctx.ccr.put(hash, 'x');
+    // stored by the client of key `secret` (with keys, entries belong to their owner: issue 15)
+    await putAll(svc.server.ctx.ccr, withOwnerRecords(new Map([[hash, 'x']]), keyHash('secret')!));
     expect((await fetch(`${svc.url}/v1/retrieve/${hash}`)).status).toBe(401);
     expect(
       (await fetch(`${svc.url}/v1/retrieve/${hash}`, { headers: { authorization: 'Bearer secret' } })).status,
