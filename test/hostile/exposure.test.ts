@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { withOwnerRecords } from '../../src/ccr/owner.js';
 import { putAll } from '../../src/ccr/store.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { contentHash } from '../../src/engine/hash.js';
+import { keyHash } from '../../src/server/auth.js';
 import { isLoopbackHost } from '../../src/server/exposure.js';
 import { startupLines } from '../../src/server/startup.js';
 import { startSvc, type TestSvc } from '../server/helpers.js';
@@ -41,6 +43,7 @@ describe('TOIN ignores anonymous retrieve calls (issue 15, item 5)', () => {
   async function retrievalsLearned(
     flags: Record<string, unknown>,
     headers: Record<string, string>,
+    owner?: string,
   ): Promise<number> {
     svc = await startSvc({ flags });
     const toin = svc.server.ctx.toin!;
@@ -52,7 +55,9 @@ describe('TOIN ignores anonymous retrieve calls (issue 15, item 5)', () => {
     };
     const text = 'a stored tool output\n'.repeat(20);
     const hash = contentHash(text);
-    await putAll(svc.server.ctx.ccr, new Map([[hash, text]]));
+    // stored as the client of `owner` would have stored it (with keys, entries belong to their owner)
+    const entries = new Map([[hash, text]]);
+    await putAll(svc.server.ctx.ccr, owner ? withOwnerRecords(entries, keyHash(owner)!) : entries);
     const res = await fetch(`${svc.url}/v1/retrieve/${hash}`, { headers });
     expect(res.status).toBe(200);
     await new Promise((r) => setTimeout(r, 20));
@@ -64,6 +69,8 @@ describe('TOIN ignores anonymous retrieve calls (issue 15, item 5)', () => {
   });
 
   it('a retrieval with a configured key does', async () => {
-    expect(await retrievalsLearned({ 'api-key': ['sk-svc'] }, { authorization: 'Bearer sk-svc' })).toBe(1);
+    expect(
+      await retrievalsLearned({ 'api-key': ['sk-svc'] }, { authorization: 'Bearer sk-svc' }, 'sk-svc'),
+    ).toBe(1);
   });
 });
