@@ -1,11 +1,12 @@
 import { LRUCache } from 'lru-cache';
+import { withOwnerRecords } from './ccr/owner.js';
 import { type CcrStore, putAll } from './ccr/store.js';
 import type { Config } from './config/options.js';
 import type { ToinAdvice } from './engine/context/types.js';
 import { parseScoreWeights } from './engine/context/weights.js';
 import type { EngineDeps, EngineOptions } from './engine/index.js';
 import type { ChatMessage, ContentMemo, EngineOutput } from './engine/types.js';
-import { SvcError } from './errors.js';
+import { isSvcError, SvcError } from './errors.js';
 
 /**
  * The one engine call of svc: `svc compress`, `POST /v1/compress` and the
@@ -84,12 +85,15 @@ export interface Compression {
   toin?: (() => ToinAdvice) | undefined;
   /** Receives what the engine observed for TOIN. */
   observed?: ((observations: NonNullable<EngineOutput['observations']>) => void) | undefined;
+  /** The clock of `--engine-timeout`'s deadline (the server's `now`); default `Date.now`. */
+  now?: (() => number) | undefined;
 }
 
 /**
  * Compresses and stores the originals of every marker in the CCR store
  * before returning (principle 3). Throws SVC_COMPRESSION_FAILED when the
- * engine throws, SVC_STORE_UNAVAILABLE (with the store's error as `cause`
+ * engine throws, SVC_ENGINE_TIMEOUT when it ran past `--engine-timeout`,
+ * SVC_STORE_UNAVAILABLE (with the store's error as `cause`
  * and `details.tokensBefore`) when the CCR write fails: in both cases the caller must not use the
  * compressed messages.
  */
@@ -98,20 +102,27 @@ export async function compressAndStore(
   messages: ChatMessage[],
   model: string,
   outputReserve?: number,
+  owner?: string,
 ): Promise<EngineOutput> {
   let output: EngineOutput;
   try {
     const options = engineOptionsFor(c.config, model, c.memo, outputReserve);
     if (c.toin) options.toin = c.toin();
-    output = await c.compress(messages, options);
+    const clock = c.now ?? Date.now;
+    if (c.config.engineTimeout > 0) options.deadline = clock() + c.config.engineTimeout;
+    output = await c.compress(messages, options, { clock });
   } catch (err) {
+    if (isSvcError(err) && err.code === 'SVC_ENGINE_TIMEOUT') throw err;
     throw new SvcError('SVC_COMPRESSION_FAILED', `compression failed: ${(err as Error)?.message ?? err}`, {
       cause: err,
     });
   }
   if (output.ccrEntries.size > 0) {
     try {
-      await putAll(typeof c.ccr === 'function' ? c.ccr() : c.ccr, output.ccrEntries);
+      // with API keys, entries belong to the client that sent them (src/ccr/owner.ts)
+      const owned = c.config.apiKeys.length > 0 && owner !== undefined;
+      const entries = owned ? withOwnerRecords(output.ccrEntries, owner) : output.ccrEntries;
+      await putAll(typeof c.ccr === 'function' ? c.ccr() : c.ccr, entries);
     } catch (err) {
       throw new SvcError('SVC_STORE_UNAVAILABLE', 'could not store originals in the CCR store', {
         cause: err,

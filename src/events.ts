@@ -34,6 +34,11 @@ export interface RequestFinishedEvent {
   /** Time spent in svc before the upstream was called (parse, compress, splice). */
   overheadMs: number;
   usage: ReportedUsage | undefined;
+  /**
+   * Output tokens counted on a streamed answer that reported no usage (under
+   * a budget), so that its output is priced too; undefined otherwise.
+   */
+  streamedOutputTokens?: number;
   /** USD of this request, from usage or counted tokens; undefined when unknown (unknown model). */
   costUsd: number | undefined;
   /** USD saved by compression; undefined when unknown. */

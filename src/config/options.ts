@@ -46,6 +46,7 @@ export interface Config {
   compatApiUrl: string;
   messagesApiUrl: string;
   upstreamTimeout: number;
+  engineTimeout: number;
   maxBodyBytes: number;
   apiKeys: string[];
   intelligentContext: boolean;
@@ -248,6 +249,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 600_000,
     min: 1,
     description: 'upstream timeout in ms (no response headers, or no body data, for this long: 504)',
+    commands: SERVE,
+  },
+  {
+    key: 'engineTimeout',
+    flag: 'engine-timeout',
+    env: 'SERVICE_ENGINE_TIMEOUT',
+    kind: 'integer',
+    default: 5000,
+    min: 0,
+    description:
+      'time budget of the engine per request in ms; past it the original request is forwarded and counted as a compression failure (0: no limit)',
     commands: SERVE,
   },
   {

@@ -1,4 +1,5 @@
 import type { ShapeObservation } from './context/types.js';
+import type { Deadline } from './deadline.js';
 import type { EngineOptions } from './index.js';
 import type { ChatMessage, Tokenizer } from './types.js';
 
@@ -23,6 +24,8 @@ export interface ContextStepInput {
   tokenizer: Tokenizer;
   options: EngineOptions;
   ccrEntries: Map<string, string>;
+  /** The call's time budget; a step that loops checks it between rounds. */
+  deadline?: Deadline;
 }
 
 /** What the context step returns: the messages to send, their origins, its transform entries. */

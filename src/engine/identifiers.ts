@@ -11,7 +11,6 @@ import { contentHash } from './hash.js';
 const RUN_RE = /[A-Za-z0-9_.:/@#-]{5,}/g;
 /** What makes a run ID-like rather than a plain word. */
 const ID_MARK_RE = /[0-9/_.:]/;
-const TRAILING_RE = /[.:,;@#-]+$/;
 
 /** Identifier-like strings of a text, trailing punctuation removed, in order of appearance. */
 export function extractIdentifiers(text: string): string[] {
@@ -20,7 +19,7 @@ export function extractIdentifiers(text: string): string[] {
   for (let m = RUN_RE.exec(text); m !== null; m = RUN_RE.exec(text)) {
     let run = m[0];
     if (TRAILING_CHARS.includes(run[run.length - 1]!)) {
-      run = run.replace(TRAILING_RE, '');
+      run = withoutTrailing(run);
       if (run.length < 5) continue;
     }
     if (ID_MARK_RE.test(run)) out.push(run);
@@ -40,6 +39,15 @@ export function isNameLike(id: string): boolean {
   return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core);
 }
 
+/**
+ * `run` without its trailing punctuation. A loop, not `/[.:,;@#-]+$/`: the
+ * regex retried from every character of a long punctuation run (quadratic).
+ */
+function withoutTrailing(run: string): string {
+  let end = run.length;
+  while (end > 0 && TRAILING_CHARS.includes(run[end - 1]!)) end -= 1;
+  return run.slice(0, end);
+}
 /** Identifier lists of long texts, by content hash: history is rescanned on every request. */
 const cache = new LRUCache<string, string[]>({ max: 20_000 });
 const CACHE_MIN_LENGTH = 1024;
@@ -70,7 +78,7 @@ const CODE_LIKE_RE = /^(?=.*\d)[A-Za-z0-9_.:/@#-]+$|^[A-Z][A-Z0-9_]{3,}$|[/_.:]/
 export function extractUserTerms(text: string): string[] {
   const terms = new Set<string>();
   for (const m of text.matchAll(TERM_RE)) {
-    const run = m[0].replace(TRAILING_RE, '');
+    const run = withoutTrailing(m[0]);
     if (run.length >= 3 && CODE_LIKE_RE.test(run)) terms.add(run);
   }
   for (const m of text.matchAll(/["'`]([^"'`\n]{3,60})["'`]/g)) terms.add(m[1]!);

@@ -1,6 +1,7 @@
 import { intelligentContextStep } from './context/step.js';
 import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
+import { deadlineOf } from './deadline.js';
 import { History } from './history.js';
 import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
 import { tokenizerFor } from './tokens.js';
@@ -9,6 +10,7 @@ import { losslessRouteTransform, routeTransform } from './transforms/route.js';
 import type { ChatMessage, ContentMemo, EngineOutput, Tokenizer } from './types.js';
 
 export type { ContextStep, ContextStepInput, ContextStepResult } from './context-hook.js';
+export { EngineTimeoutError } from './deadline.js';
 export * from './types.js';
 
 /** Options of one engine call. Every field is plain data (principle 2). */
@@ -38,6 +40,11 @@ export interface EngineOptions {
    * no context management (a request over the limit goes out as it is).
    */
   lossless?: boolean;
+  /**
+   * Time on `EngineDeps.clock` after which the engine gives up with
+   * `EngineTimeoutError` (checked between steps); none: no limit.
+   */
+  deadline?: number;
 }
 
 /** What the engine receives from outside instead of reaching for it (STYLE.md: the engine is pure). */
@@ -45,6 +52,8 @@ export interface EngineDeps {
   tokenizer?: Tokenizer;
   /** The context manager's step (see `context-hook.ts`); default `intelligentContextStep`. */
   contextStep?: ContextStep;
+  /** Milliseconds on some clock (e.g. `performance.now`): what `EngineOptions.deadline` is measured on. */
+  clock?: () => number;
 }
 
 /**
@@ -77,7 +86,9 @@ export function compressMessages(
   deps: EngineDeps = {},
 ): EngineOutput {
   const tokenizer = deps.tokenizer ?? tokenizerFor(options.model);
+  const deadline = deadlineOf(options.deadline, deps.clock);
   const env: PipelineEnv = {
+    deadline,
     input: messages,
     history: new History(messages, options.memo !== undefined),
     tokenizer,
@@ -86,6 +97,7 @@ export function compressMessages(
   };
   const state = runPipeline(options.lossless ? LOSSLESS_TRANSFORMS : TRANSFORMS, env);
   const step = options.lossless ? LOSSLESS_CONTEXT_STEP : (deps.contextStep ?? DEFAULT_CONTEXT_STEP);
+  deadline.check('context');
   const ctx = step({
     input: messages,
     prefixKey: (i) => env.history.prefixKey(i),
@@ -94,7 +106,9 @@ export function compressMessages(
     tokenizer,
     options,
     ccrEntries: state.ccrEntries,
+    deadline,
   });
+  deadline.check('count');
   for (const entry of ctx.transforms) state.log.add(entry);
   for (const i of ctx.changed ?? []) state.changed.add(i);
   const before = tokenizer.countMessages(messages);

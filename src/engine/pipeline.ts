@@ -1,4 +1,5 @@
 import type { ToinAdvice } from './context/types.js';
+import type { Deadline } from './deadline.js';
 import type { History } from './history.js';
 import type { ChatMessage, ContentMemo, Tokenizer } from './types.js';
 
@@ -25,6 +26,8 @@ export interface PipelineEnv {
   readonly memo: ContentMemo | undefined;
   /** What TOIN learned: scales the keep budgets of tool outputs by their shape's `keepFactor`. */
   readonly toin?: ToinAdvice | undefined;
+  /** The call's time budget: checked between transforms and by long ones between their units. */
+  readonly deadline?: Deadline;
 }
 
 /** A named step of the pipeline. */
@@ -72,7 +75,10 @@ export function runPipeline(transforms: readonly Transform[], env: PipelineEnv):
     done: new Map(),
     log: new TransformLog(),
   };
-  for (const t of transforms) t.run(state, env);
+  for (const t of transforms) {
+    env.deadline?.check(t.name);
+    t.run(state, env);
+  }
   return state;
 }
 

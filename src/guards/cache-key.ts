@@ -5,12 +5,6 @@ import { contentHash } from '../engine/hash.js';
 /** How an answer is delivered; each mode is cached under its own key. */
 export type CacheMode = 'json' | 'sse';
 
-/**
- * Body fields that identify the end user for the provider's abuse tracking
- * and do not change the answer. Everything else in the body is part of the key.
- */
-const IGNORED_FIELDS: ReadonlySet<string> = new Set(['metadata', 'user']);
-
 /** Request headers that change what the provider answers (API version, beta features, content encoding). */
 const KEYED_HEADERS = ['anthropic-version', 'anthropic-beta', 'openai-beta', 'accept-encoding'] as const;
 
@@ -44,7 +38,9 @@ export function cacheMode(body: Record<string, unknown>): CacheMode {
 export function responseCacheKey(input: CacheKeyInput): string {
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input.body)) {
-    if (name === 'stream' || IGNORED_FIELDS.has(name)) continue;
+    // `metadata` and `user` count too: they name a session or an end user, whose answers
+    // (tool calls included) another session must not get (issue 15).
+    if (name === 'stream') continue;
     fields[name] = value;
   }
   const headers: Record<string, string> = {};
@@ -71,22 +67,22 @@ const HASHED_FROM = 256;
  * no whitespace, `undefined` members left out as JSON.stringify does), except
  * that a string of `HASHED_FROM` characters or more is written as `#` and its
  * content hash, unquoted, an object or array whose canonical form has that
- * many characters as `%` and the hash of that form, and an array of
- * `CHAINED_FROM` elements or more as `&`, its length and a hash chain. No JSON
- * text contains a bare `#`, `%` or `&`, so two values get the same material
+ * many characters as `%` and the hash of that form, an array of
+ * `CHAINED_FROM` elements or more as `&`, its length and a hash chain, and a
+ * value nested deeper than `RECURSE_TO` as `!` and a hash. No JSON
+ * text contains a bare `#`, `%`, `&` or `!`, so two values get the same material
  * only when they are equal (up to a hash collision, as for the key itself).
  * Content hashes are memoized by the text and canonical forms by the object,
  * so a conversation re-sent each turn is not serialized again in full for
  * its key (principle 4).
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, depth = 0): string {
   if (typeof value === 'string')
     return value.length >= HASHED_FROM ? `#${contentHash(value)}` : JSON.stringify(value);
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (typeof value !== 'object' || value === null) return primitiveJson(value);
   let out = canonical.get(value);
   if (out === undefined) {
-    out = canonicalOf(value);
+    out = depth >= RECURSE_TO ? `!${contentHash(plainCanonicalJson(value))}` : canonicalOf(value, depth);
     if (out.length >= HASHED_FROM) out = `%${contentHash(out)}`;
     canonical.set(value, out);
   }
@@ -115,7 +111,7 @@ const chainAfter = new WeakMap<object, { before: string; hash: string }>();
  * repeats an earlier one's elements and adds some costs a lookup per old
  * element and a hash per new one (principle 4).
  */
-function chainedArray(value: unknown[]): string {
+function chainedArray(value: unknown[], depth: number): string {
   let hash = '';
   for (const v of value) {
     const memoable = typeof v === 'object' && v !== null;
@@ -125,7 +121,7 @@ function chainedArray(value: unknown[]): string {
       continue;
     }
     const next = createHash('sha256')
-      .update(`${hash}|${v === undefined ? 'null' : canonicalJson(v)}`)
+      .update(`${hash}|${v === undefined ? 'null' : canonicalJson(v, depth + 1)}`)
       .digest('hex');
     if (memoable) chainAfter.set(v, { before: hash, hash: next });
     hash = next;
@@ -133,13 +129,13 @@ function chainedArray(value: unknown[]): string {
   return `&${value.length}:${hash}`;
 }
 
-function canonicalOf(value: object): string {
-  if (Array.isArray(value) && value.length >= CHAINED_FROM) return chainedArray(value);
+function canonicalOf(value: object, depth: number): string {
+  if (Array.isArray(value) && value.length >= CHAINED_FROM) return chainedArray(value, depth);
   if (Array.isArray(value)) {
     let out = '[';
     for (let k = 0; k < value.length; k++) {
       const v = value[k];
-      out += `${k === 0 ? '' : ','}${v === undefined ? 'null' : canonicalJson(v)}`;
+      out += `${k === 0 ? '' : ','}${v === undefined ? 'null' : canonicalJson(v, depth + 1)}`;
     }
     return `${out}]`;
   }
@@ -148,7 +144,58 @@ function canonicalOf(value: object): string {
   for (const key of Object.keys(obj).sort()) {
     const v = obj[key];
     if (v === undefined || typeof v === 'function') continue;
-    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v)}`;
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(v, depth + 1)}`;
   }
   return `{${out}}`;
+}
+
+/**
+ * Nesting depth up to which `canonicalJson` recurses; a deeper value is
+ * written as `!` and the hash of its plain canonical JSON, built without
+ * recursion: a 10k-deep body overflowed the stack here (issue 15).
+ */
+const RECURSE_TO = 64;
+
+function primitiveJson(value: unknown): string {
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Literal output text on the work stack of `plainCanonicalJson`. */
+class Literal {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Canonical JSON (keys sorted, no whitespace, no hashed parts) of a value of
+ * any depth, with an explicit stack instead of recursion.
+ */
+function plainCanonicalJson(root: unknown): string {
+  let out = '';
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof Literal) out += item.text;
+    else if (typeof item !== 'object' || item === null) out += primitiveJson(item);
+    else if (Array.isArray(item)) {
+      stack.push(new Literal(']'));
+      for (let k = item.length - 1; k >= 0; k--) {
+        stack.push(item[k] === undefined ? null : item[k]);
+        if (k > 0) stack.push(new Literal(','));
+      }
+      stack.push(new Literal('['));
+    } else {
+      const obj = item as Record<string, unknown>;
+      const keys = Object.keys(obj)
+        .sort()
+        .filter((key) => obj[key] !== undefined && typeof obj[key] !== 'function');
+      stack.push(new Literal('}'));
+      for (let k = keys.length - 1; k >= 0; k--) {
+        stack.push(obj[keys[k]!]);
+        stack.push(new Literal(`${k > 0 ? ',' : ''}${JSON.stringify(keys[k])}:`));
+      }
+      stack.push(new Literal('{'));
+    }
+  }
+  return out;
 }

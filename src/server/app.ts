@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { connectSharedStore } from '../store/redis.js';
 import { VERSION } from '../version.js';
+import { withCanonicalPaths } from './canonical-path.js';
 import type { RoutePlugin, ServerContext } from './context.js';
 
 export type { RoutePlugin } from './context.js';
@@ -112,9 +113,11 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       // Other paths under /v1 (models, token counting, batches...) pass through unchanged.
       if (req.path.startsWith('/v1/') && !isOwnV1Path(req.path))
         return void handleProxy(ctx, req, res, undefined);
-      sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no route for ${req.method} ${req.url}`);
+      // the path only: a query string may hold a key (`?key=`) and is never echoed
+      sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no route for ${req.method} ${req.path}`);
     },
   });
+  app.handler = withCanonicalPaths(app.handler);
   try {
     if (config.mlcompress) {
       // Loaded before listening: with --mlcompress, ready means the model is loaded (spec 1.8).

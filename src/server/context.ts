@@ -219,5 +219,6 @@ export function compressionOf(ctx: ServerContext): Compression {
     memo: ctx.engineMemo,
     toin: toin ? () => toin.advice() : undefined,
     observed: (observations) => ctx.bus.emit('toin.observed', { time: new Date(ctx.now()), observations }),
+    now: ctx.now,
   };
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../config/options.js';
 import { mlEnabledLine, mlPreflight, mlRuntimeInstalled } from '../ml/detect.js';
+import { exposureWarning } from './exposure.js';
 
 export { mlRuntimeInstalled as isMlRuntimeInstalled };
 
@@ -48,6 +49,8 @@ export function startupLines(
   }
   if (config.apiKeys.length > 0)
     lines.push({ level: 'info', text: `/v1/compress: ${config.apiKeys.length} API key(s) required` });
+  const exposed = exposureWarning(config);
+  if (exposed) lines.push(exposed);
   lines.push({
     level: 'info',
     text: !config.telemetry

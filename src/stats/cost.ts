@@ -61,7 +61,8 @@ export function priceRequest(table: PricingTable, event: RequestFinishedEvent): 
     if (!price) costUsd = undefined;
     else if (event.usage) costUsd = usageCost(price, event.usage);
     else {
-      costUsd = (event.tokensAfter * price.input) / PER_MILLION;
+      costUsd =
+        (event.tokensAfter * price.input + (event.streamedOutputTokens ?? 0) * price.output) / PER_MILLION;
       estimated = true;
     }
   }

@@ -81,13 +81,16 @@ describe('GET /dashboard', () => {
       'dashboard/assets/tsconfig.json',
       'dashboard/assets/vendor/uplot.d.ts',
       'dashboard/assets/index.html',
-      'dashboard/assets/..%2f..%2fpackage.json',
       'dashboard/assets/%2e%2e/assets.ts',
     ]) {
       const res = await fetch(`${svc.url}/${path}`);
       expect(res.status, path).toBe(404);
       expect((await res.json()).error.type, path).toBe('not_found');
     }
+    // an encoded slash is refused before routing (issue 15: one canonical path)
+    const encoded = await fetch(`${svc.url}/dashboard/assets/..%2f..%2fpackage.json`);
+    expect(encoded.status).toBe(400);
+    expect(encoded.headers.get('x-svc-error')).toBe('SVC_BAD_REQUEST');
   });
 
   it('revalidates with an ETag, answers HEAD, and redirects the trailing slash', async () => {

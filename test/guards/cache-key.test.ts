@@ -78,13 +78,16 @@ describe('responseCacheKey', () => {
     expect(cacheMode({ stream: 'yes' })).toBe('json');
   });
 
-  it('separates paths, clients and API versions, ignores end-user ids', () => {
+  it('separates paths, clients, API versions, sessions and end users', () => {
     expect(key(base, { path: '/v1/chat/completions' })).not.toBe(key(base));
     expect(key(base, { keyHash: 'k2' })).not.toBe(key(base));
     expect(key(base, { headers: { 'anthropic-beta': 'x-2025' } })).not.toBe(key(base));
     expect(key(base, { headers: { 'anthropic-version': '2023-06-01' } })).not.toBe(key(base));
     expect(key(base, { headers: { 'user-agent': 'curl' } })).toBe(key(base));
-    expect(key({ ...base, metadata: { user_id: 'u1' }, user: 'u2' })).toBe(key(base));
+    // issue 15: metadata (a session) and user (an end user) are part of the key
+    expect(key({ ...base, metadata: { user_id: 'u1' } })).not.toBe(key(base));
+    expect(key({ ...base, user: 'u2' })).not.toBe(key(base));
+    expect(key({ ...base, user: 'u2' })).toBe(key({ ...base, user: 'u2' }));
   });
 
   it('tells long texts apart by their content, in any key order', () => {

@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { withOwnerRecords } from '../../src/ccr/owner.js';
+import { putAll } from '../../src/ccr/store.js';
 import { contentHash } from '../../src/engine/hash.js';
 import { compressMessages } from '../../src/engine/index.js';
 import { parseMarkers } from '../../src/engine/markers.js';
+import { keyHash } from '../../src/server/auth.js';
 import { agentSession, filler } from '../context/helpers.js';
 import { startSvc, type TestSvc, until } from '../server/helpers.js';
 
@@ -89,7 +92,8 @@ describe('retrieval endpoints', () => {
   it('needs a key when keys are configured', async () => {
     svc = await startSvc({ flags: { 'api-key': ['secret'] } });
     const hash = contentHash('x');
-    await svc.server.ctx.ccr.put(hash, 'x');
+    // stored by the client of key `secret` (with keys, entries belong to their owner: issue 15)
+    await putAll(svc.server.ctx.ccr, withOwnerRecords(new Map([[hash, 'x']]), keyHash('secret')!));
     expect((await fetch(`${svc.url}/v1/retrieve/${hash}`)).status).toBe(401);
     expect(
       (await fetch(`${svc.url}/v1/retrieve/${hash}`, { headers: { authorization: 'Bearer secret' } })).status,
@@ -97,7 +101,9 @@ describe('retrieval endpoints', () => {
   });
 
   it('GET /v1/toin shows what TOIN learned from compressions, drops and retrievals, and it is written on close', async () => {
-    svc = await startSvc();
+    // with a key: TOIN learns from authenticated endpoint retrievals only (issue 15)
+    svc = await startSvc({ flags: { 'api-key': ['sk-svc'] } });
+    const auth = { authorization: 'Bearer sk-svc' };
     const output = JSON.stringify(
       Array.from({ length: 60 }, (_, i) => ({
         id: i,
@@ -115,13 +121,13 @@ describe('retrieval endpoints', () => {
       { role: 'tool', tool_call_id: 'c1', content: output },
       { role: 'user', content: 'which failed?' },
     ];
-    const res = await post(`${svc.url}/v1/compress`, { model: 'gpt-4o', messages });
+    const res = await post(`${svc.url}/v1/compress`, { model: 'gpt-4o', messages }, auth);
     const result = await res.json();
     expect(result.ccr_hashes.length).toBeGreaterThan(0);
-    await post(`${svc.url}/v1/retrieve`, { hash: result.ccr_hashes[0], query: 'status=failed' });
+    await post(`${svc.url}/v1/retrieve`, { hash: result.ccr_hashes[0], query: 'status=failed' }, auth);
     let view: { shapes: Array<Record<string, unknown>> } = { shapes: [] };
     await until(() => view.shapes.length > 0 && view.shapes[0]!.retrieved === 1, 1000).catch(() => undefined);
-    view = await (await fetch(`${svc.url}/v1/toin`)).json();
+    view = await (await fetch(`${svc.url}/v1/toin`, { headers: auth })).json();
     expect(view.shapes[0]).toMatchObject({
       tool: 'list_jobs',
       compressed: 1,

@@ -4,7 +4,56 @@ import type { CompressContext, Compressed } from './types.js';
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 const BLOCK_RE =
-  /<\/?(?:p|div|br|li|ul|ol|tr|table|h[1-6]|section|article|header|footer|pre|blockquote|title)\b[^>]*>/gi;
+  /<\/?(?:p|div|br|li|ul|ol|tr|table|h[1-6]|section|article|header|footer|pre|blockquote|title)\b[^<>]*>/gi;
+/** Elements whose content is no text: dropped whole. */
+const SKIPPED_OPEN_RE = /<(script|style|noscript|svg)\b[^<>]{0,2000}>/gi;
+
+/**
+ * `text` without its script, style, noscript and svg elements and its
+ * comments. The closing tag is searched once per opening tag, and a name
+ * whose closing tag is missing is not searched again: a lazy `[\s\S]*?`
+ * rescanned the rest of the text from every unclosed opening tag.
+ */
+function stripSkipped(text: string): string {
+  let out = '';
+  let from = 0;
+  const unclosed = new Set<string>();
+  const open = new RegExp(`${SKIPPED_OPEN_RE.source}|<!--`, 'gi');
+  for (let m = open.exec(text); m !== null; m = open.exec(text)) {
+    const name = m[1]?.toLowerCase();
+    const closeRe = name ? new RegExp(`</${name}>`, 'gi') : /-->/g;
+    if (unclosed.has(name ?? '--')) continue;
+    closeRe.lastIndex = open.lastIndex;
+    const close = closeRe.exec(text);
+    if (!close) {
+      unclosed.add(name ?? '--');
+      continue;
+    }
+    out += text.slice(from, m.index);
+    from = closeRe.lastIndex;
+    open.lastIndex = from;
+  }
+  return out + text.slice(from);
+}
+
+/**
+ * `text` without its tags (what `/<[^>]+>/g` removes). A scan with
+ * `indexOf`: the regex rescanned to the end of the text from every `<` that
+ * has no `>` after it (quadratic).
+ */
+function stripTags(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let open = text.indexOf('<'); open >= 0; open = text.indexOf('<', open + 1)) {
+    const close = text.indexOf('>', open + 1);
+    if (close < 0) break;
+    if (close === open + 1) continue;
+    out += text.slice(from, open);
+    from = close + 1;
+    open = close;
+  }
+  return out + text.slice(from);
+}
 
 /**
  * HTML: strips markup (scripts, styles, comments, tags) and keeps the text
@@ -12,20 +61,17 @@ const BLOCK_RE =
  * stays; the original page goes to the CCR store.
  */
 export function compressHtml(text: string, ctx: CompressContext): Compressed {
-  const stripped = text
-    .replace(/<(script|style|noscript|svg)\b[^>]{0,2000}>[\s\S]{0,500000}?<\/\1>/gi, '')
-    .replace(/<!--[\s\S]{0,100000}?-->/g, '')
-    .replace(/<a\b[^>]{0,2000}?href="([^"]{0,2000})"[^>]{0,2000}>([^<]{0,2000})<\/a>/gi, '$2 ($1)')
-    .replace(BLOCK_RE, '\n')
-    .replace(/<[^>]+>/g, '')
-    .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (m, e: string) => {
-      if (e[0] === '#')
-        return String.fromCodePoint(
-          e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)),
-        );
-      return ENTITIES[e.toLowerCase()] ?? m;
-    });
-  const lines = collapseRepeats(tidyLines(stripped.split('\n').map((l) => l.replace(/[ \t]+/g, ' ').trim())));
+  const stripped = stripSkipped(text)
+    .replace(/<a\b[^<>]{0,2000}?href="([^"]{0,2000})"[^<>]{0,2000}>([^<]{0,2000})<\/a>/gi, '$2 ($1)')
+    .replace(BLOCK_RE, '\n');
+  const decoded = stripTags(stripped).replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (m, e: string) => {
+    if (e[0] === '#')
+      return String.fromCodePoint(
+        e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)),
+      );
+    return ENTITIES[e.toLowerCase()] ?? m;
+  });
+  const lines = collapseRepeats(tidyLines(decoded.split('\n').map((l) => l.replace(/[ \t]+/g, ' ').trim())));
   const body = lines.join('\n').trim();
   const marker = formatMarker({
     hash: ctx.hash,

@@ -8,11 +8,35 @@ export interface ParsedJson {
 }
 
 const MAX_PREAMBLE_LINES = 3;
+/**
+ * Deeper documents are treated as text: the JSON compressors walk values
+ * recursively, and 10k nested arrays overflowed the stack (issue 15).
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** Whether `text` nests brackets (outside strings) deeper than `max`; one linear scan. */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
 
 function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
   const t = text.trim();
   const first = t[0];
   if (first !== '{' && first !== '[') return { ok: false };
+  if (nestsDeeperThan(t, MAX_JSON_DEPTH)) return { ok: false };
   try {
     return { ok: true, value: JSON.parse(t) };
   } catch {

@@ -3,7 +3,7 @@ import { capFor, indexBudget, JSON_MIN_ITEMS, SMALL_OUTPUT_TOKENS } from '../set
 import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
 import { relativizeLinks } from './json-links.js';
-import { parseJsonContent } from './json-parse.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonContent } from './json-parse.js';
 import { renderCompact } from './json-render.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
@@ -119,7 +119,7 @@ function compressItemLines(
   const itemLines: number[] = [];
   const values: unknown[] = [];
   body.forEach((l, i) => {
-    if (!/^\s*[{[]/.test(l)) return;
+    if (!/^\s*[{[]/.test(l) || nestsDeeperThan(l, MAX_JSON_DEPTH)) return;
     try {
       values.push(JSON.parse(l));
       itemLines.push(i);

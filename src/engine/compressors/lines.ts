@@ -106,12 +106,23 @@ export function collapseRepeats(lines: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * `line` without trailing spaces, tabs and CRs. A loop, not `/[ \t\r]+$/`:
+ * the regex retried from every blank of a long inner run (quadratic).
+ */
+function trimTrailingBlanks(line: string): string {
+  let end = line.length;
+  for (let c = line.charCodeAt(end - 1); c === 32 || c === 9 || c === 13; c = line.charCodeAt(end - 1))
+    end -= 1;
+  return end === line.length ? line : line.slice(0, end);
+}
+
 /** Lossless whitespace cleanup: trailing spaces, runs of blank lines. */
 export function tidyLines(lines: readonly string[]): string[] {
   const out: string[] = [];
   let blanks = 0;
   for (const raw of lines) {
-    const line = raw.replace(/[ \t\r]+$/, '');
+    const line = trimTrailingBlanks(raw);
     if (line === '') {
       if (++blanks > 1) continue;
     } else blanks = 0;

@@ -13,8 +13,9 @@ export interface DroppedSpan {
 }
 
 const MAX_NOTE = 200;
+/** Paths and file names; the lookbehinds scan each run once (see `SALIENT_PATTERNS` in factors.ts). */
 const PATH_RE =
-  /(?:[\w.-]+\/)+[\w.-]+\.\w+|\b[\w-]+\.(?:ts|tsx|js|jsx|mjs|py|go|rs|java|rb|c|h|cpp|json|ya?ml|toml|md|sql|sh|css|html|txt|log)\b/g;
+  /(?<![\w.-]|[\w.-]\/)(?:[\w.-]+\/)+[\w.-]+\.\w+|\b(?<!\w-*)[\w-]+\.(?:ts|tsx|js|jsx|mjs|py|go|rs|java|rb|c|h|cpp|json|ya?ml|toml|md|sql|sh|css|html|txt|log)\b/g;
 
 function filesOf(message: ChatMessage): string[] {
   const out: string[] = [];

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { COMPRESSORS, type CompressContext } from '../compressors/index.js';
+import type { Deadline } from '../deadline.js';
 import { contentHash } from '../hash.js';
 import { formatGap, formatMarker } from '../markers.js';
 import { textUnits, withTexts } from '../messages.js';
@@ -96,6 +97,7 @@ function recompress(source: string, hash: string, level: number): string | undef
 export function harderCompressor(
   originals: readonly ChatMessage[],
   current: readonly ChatMessage[],
+  deadline?: Deadline,
 ): CompressHarder {
   return (index, level): HarderResult | undefined => {
     const message = current[index];
@@ -107,6 +109,7 @@ export function harderCompressor(
       resultsAt.set(message, known);
     }
     if (known.byLevel.has(level)) return known.byLevel.get(level);
+    deadline?.check('context:harder');
     const result = harder(message, original, level);
     known.byLevel.set(level, result);
     return result;

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../compressors/json-parse.js';
 import { contentHash } from '../hash.js';
 import { contentText } from '../tokens.js';
 import type { ChatMessage } from '../types.js';
@@ -42,7 +43,7 @@ function describe(value: unknown, depth: number, fields: Set<string>): string {
 
 function signature(text: string): { sig: string; fields: string[] } {
   const trimmed = text.trim();
-  if (trimmed.length <= MAX_PARSE && /^[[{]/.test(trimmed)) {
+  if (trimmed.length <= MAX_PARSE && /^[[{]/.test(trimmed) && !nestsDeeperThan(trimmed, MAX_JSON_DEPTH)) {
     try {
       const fields = new Set<string>();
       const sig = describe(JSON.parse(trimmed), 0, fields);

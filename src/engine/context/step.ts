@@ -36,7 +36,7 @@ export const intelligentContextStep: ContextStep = (input: ContextStepInput): Co
     {
       tokenizer: input.tokenizer,
       originals,
-      compressHarder: harderCompressor(originals, input.messages),
+      compressHarder: harderCompressor(originals, input.messages, input.deadline),
       ...(input.prefixKey && aligned ? { prefixKey: input.prefixKey } : {}),
     },
   );

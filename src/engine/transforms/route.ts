@@ -196,6 +196,7 @@ export function createRouteTransform(mode: RouteMode): Transform {
           if (cached !== undefined) result = JSON.parse(cached) as UnitResult;
           const hash = contentHash(unit.text);
           if (!result) {
+            env.deadline?.check('router');
             capScale ??= keepFactor(env, i);
             const ctx: CompressContext = {
               hash,

@@ -5,12 +5,16 @@ import type { RequestFinishedEvent } from '../../events.js';
 import { DEFAULT_FORMAT, parseRequest } from '../../formats/index.js';
 import { responseCacheKey } from '../../guards/cache-key.js';
 import { maxOutputTokens } from '../../guards/cost-estimate.js';
+import { credentialOf } from '../../guards/credentials.js';
 import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
 import { cacheableHeaders } from '../../guards/response-cache.js';
 import { createResponseRecorder } from '../../guards/response-recorder.js';
+import { createStreamOutput } from '../../guards/stream-output.js';
+import { unpricedModel } from '../../guards/unpriced.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import type { ProxyExchange, ProxyStage } from '../proxy/pipeline.js';
+import { sendSvcError } from '../respond.js';
 import { holdUntilFinished, pricingEstimator } from './holds.js';
 import {
   CACHE_HEADER,
@@ -26,7 +30,7 @@ import {
  * its event; requests without a key share `ANONYMOUS_KEY`.
  */
 function clientKeyHash(req: IncomingMessage, event: RequestFinishedEvent): string {
-  event.keyHash ??= keyHash(requestKey(req.headers));
+  event.keyHash ??= keyHash(credentialOf(req.headers, (req as { search?: string | null }).search));
   return event.keyHash ?? ANONYMOUS_KEY;
 }
 
@@ -95,6 +99,11 @@ export const guardStage: ProxyStage = {
       const model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
       const estimate =
         model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutputTokens(ex.json));
+      if (estimate === undefined) {
+        reject(event, 402, 'SVC_MODEL_UNPRICED');
+        sendSvcError(res, format, unpricedModel(model));
+        return;
+      }
       const decision = await guards.budget.reserve(estimate);
       if (!decision.allowed) {
         reject(event, 402, 'SVC_BUDGET_EXCEEDED');
@@ -102,12 +111,28 @@ export const guardStage: ProxyStage = {
         return;
       }
       holdUntilFinished(event, { budget: decision.reservation });
+      if (ex.json.stream === true) countStreamedOutput(ex, model);
     }
 
     res.setHeader(CACHE_HEADER, outcome);
     return next();
   },
 };
+
+/**
+ * Counts the output of a stream as it is relayed, for a stream that reports
+ * no usage: its output is then priced (and charged to the budget) too.
+ */
+function countStreamedOutput(ex: ProxyExchange, model: string | undefined): void {
+  const output = createStreamOutput();
+  ex.responseTaps.push((chunk) => {
+    if (ex.upstream?.headers['content-encoding'] === undefined) output.push(chunk);
+  });
+  ex.onFinish.unshift((done) => {
+    if (done.event.usage === undefined && output.text() !== '')
+      done.event.streamedOutputTokens = tokenizerFor(model ?? 'unknown').countText(output.text());
+  });
+}
 
 /**
  * Just before `relay`: records the upstream's answer as it is relayed and

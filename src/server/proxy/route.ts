@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FORMATS, formatForPassthrough, type ProviderFormat } from '../../formats/index.js';
+import { credentialOf } from '../../guards/credentials.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
@@ -48,7 +49,7 @@ export async function handleProxy(
   const { base, errorFormat } = upstreamFor(ctx, format, req, path);
   const url = base + path.slice('/v1'.length) + search;
   const clientKey = requestKey(req.headers);
-  pending.event.keyHash = keyHash(clientKey);
+  pending.event.keyHash = keyHash(credentialOf(req.headers, search));
   const ex: ProxyExchange = {
     ctx,
     req,

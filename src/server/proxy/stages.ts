@@ -81,6 +81,7 @@ export const compressStage: ProxyStage = {
           ex.parsed.messages,
           ex.parsed.model ?? 'unknown',
           ex.parsed.maxTokens,
+          ex.event.keyHash,
         );
       } catch (err) {
         failOpen(ex, err, 'compression failed');

@@ -3,6 +3,7 @@ import { compressAndStore } from '../../compression.js';
 import type { CompressionResult } from '../../engine/types.js';
 import { SvcError } from '../../errors.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
+import { credentialOf } from '../../guards/credentials.js';
 import { isAcceptedKey, keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin } from '../context.js';
 import { compressionOf, type ServerContext } from '../context.js';
@@ -11,6 +12,13 @@ import { guardCompress } from '../guards/stages.js';
 import { readBody } from '../read-body.js';
 import { sendJson, sendSvcError } from '../respond.js';
 import { parseCompressRequest } from './compress-request.js';
+
+/** Codes counted as compression failures in stats and metrics. */
+const COMPRESSION_FAILURES = new Set([
+  'SVC_COMPRESSION_FAILED',
+  'SVC_ENGINE_TIMEOUT',
+  'SVC_STORE_UNAVAILABLE',
+]);
 
 /** True when the request asks to skip compression (`x-service-bypass: true`, spec 4 rule 2). */
 export function isBypass(req: IncomingMessage): boolean {
@@ -36,7 +44,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
   ev.mode = 'compress';
   try {
     const key = requestKey(req.headers);
-    ev.keyHash = keyHash(key);
+    ev.keyHash = keyHash(credentialOf(req.headers, (req as { search?: string | null }).search));
     if (!isAcceptedKey(key, ctx.config.apiKeys)) {
       throw new SvcError(
         'SVC_UNAUTHORIZED',
@@ -67,7 +75,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
         ccr_hashes: [],
       };
     } else {
-      result = (await compressAndStore(compressionOf(ctx), messages, model)).result;
+      result = (await compressAndStore(compressionOf(ctx), messages, model, undefined, ev.keyHash)).result;
     }
     ev.tokensBefore = result.tokens_before;
     ev.tokensAfter = result.tokens_after;
@@ -91,7 +99,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
     else ctx.logger.debug('/v1/compress rejected', { code: error.code, status: error.status });
     ev.status = error.status;
     ev.errorCode = error.code;
-    ev.compressionFailed = error.code === 'SVC_COMPRESSION_FAILED' || error.code === 'SVC_STORE_UNAVAILABLE';
+    ev.compressionFailed = COMPRESSION_FAILURES.has(error.code);
     sendSvcError(res, DEFAULT_FORMAT, error);
     if (!req.complete) req.resume();
   } finally {

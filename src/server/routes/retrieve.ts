@@ -1,9 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isOwnedBy } from '../../ccr/owner.js';
+import { parseQuery } from '../../ccr/query.js';
 import { retrieve } from '../../ccr/retrieve.js';
+import { isContentHash } from '../../engine/hash.js';
 import { isSvcError, SvcError } from '../../errors.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
+import { credentialOf } from '../../guards/credentials.js';
 import { toinView } from '../../toin/view.js';
-import { isAcceptedKey, requestKey } from '../auth.js';
+import { isAcceptedKey, keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
 import { readBody } from '../read-body.js';
 import { sendJson, sendSvcError } from '../respond.js';
@@ -19,12 +23,21 @@ function checkKey(ctx: ServerContext, req: IncomingMessage): void {
 
 async function answer(
   ctx: ServerContext,
+  req: IncomingMessage,
   res: ServerResponse,
   hash: string,
   query: string | undefined,
 ): Promise<void> {
   const time = new Date(ctx.now());
   try {
+    // With API keys an entry is the creating client's: another key gets the 404 of an unknown hash.
+    if (ctx.config.apiKeys.length > 0 && isContentHash(hash)) {
+      const caller = keyHash(credentialOf(req.headers, (req as { search?: string | null }).search));
+      if (!(await isOwnedBy(ctx.ccr, caller, hash)))
+        throw new SvcError('SVC_NOT_FOUND', `no CCR entry for hash ${hash} stored with this key`, {
+          details: { hash },
+        });
+    }
     const r = await retrieve(ctx.ccr, hash, query, ctx.config.ccrTtl);
     ctx.bus.emit('retrieved', { time, hash, query, found: true, via: 'endpoint' });
     sendJson(res, 200, {
@@ -76,7 +89,7 @@ export const retrieveRoutes: RoutePlugin = (app, ctx) => {
     guard(ctx, res, async () => {
       checkKey(ctx, req);
       const query = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? undefined;
-      await answer(ctx, res, String(req.params.hash ?? ''), query);
+      await answer(ctx, req, res, String(req.params.hash ?? ''), query);
     }),
   );
   app.post('/v1/retrieve', (req, res) =>
@@ -88,7 +101,7 @@ export const retrieveRoutes: RoutePlugin = (app, ctx) => {
           status: 415,
         });
       const { hash, query } = parseRetrieveBody(body.decoded);
-      await answer(ctx, res, hash, query);
+      await answer(ctx, req, res, hash, query);
     }),
   );
   app.get('/v1/toin', (req, res) =>

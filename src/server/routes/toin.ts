@@ -25,7 +25,9 @@ export const toinPlugin: RoutePlugin = async (_app, ctx) => {
     dirty = true;
   });
   ctx.bus.on('retrieved', (e) => {
-    if (!e.found) return;
+    // Without API keys the endpoint's callers are anonymous: they must not steer how TOIN
+    // compresses for everyone (issue 15). The retrieval loop's and the CLI's calls count.
+    if (!e.found || (e.via === 'endpoint' && ctx.config.apiKeys.length === 0)) return;
     if (toin.retrieved(e.hash, queryFields(e.query)).length > 0) dirty = true;
   });
   const flush = async () => {
