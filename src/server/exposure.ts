@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
 import type { Config } from '../config/options.js';
-import type { StartupLine } from './startup.js';
 
 /** True for a host that only this machine can reach (127.0.0.0/8, ::1, localhost). */
 export function isLoopbackHost(host: string): boolean {
@@ -14,7 +13,7 @@ export function isLoopbackHost(host: string): boolean {
  * (issue 15): anyone who reaches it can then use `/v1/compress` and read
  * stored originals and what TOIN learned.
  */
-export function exposureWarning(config: Config): StartupLine | undefined {
+export function exposureWarning(config: Config): { level: 'warn'; text: string } | undefined {
   if (config.apiKeys.length > 0 || isLoopbackHost(config.host)) return undefined;
   return {
     level: 'warn',
