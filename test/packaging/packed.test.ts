@@ -199,8 +199,9 @@ describe('the packed packages, installed as a user installs them', () => {
     child.stderr!.on('data', (d) => {
       stderr += d;
     });
-    await until(() => /listening on/.test(stderr) || child.exitCode !== null, 20_000);
+    await until(() => /ML compression:/.test(stderr) || child.exitCode !== null, 20_000);
     expect(stderr).toMatch(/listening on/);
+    expect(stderr).not.toMatch(/typescript/i);
     expect(stderr).toContain(
       'runtime is not installed; running without it. Install with: ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node @huggingface/tokenizers',
     );
