@@ -7,6 +7,7 @@ export { applyJsonEdits, JsonEdits, type JsonPath } from '../json/spans.js';
 export { spliceRequest, UnspliceableError } from './splice.js';
 export { createSseTap, sseEvents } from './sse.js';
 export type {
+  AssistantTurn,
   ChatOrigin,
   FormatName,
   OwnToolCall,
@@ -70,7 +71,9 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     format: format.name,
     model: typeof body.model === 'string' ? body.model : undefined,
     stream: body.stream === true,
-    maxTokens: intField(body.max_completion_tokens) ?? intField(body.max_tokens),
+    maxTokens: format.maxTokens
+      ? format.maxTokens(body)
+      : (intField(body.max_completion_tokens) ?? intField(body.max_tokens)),
     messages,
     origins,
     body,

@@ -102,6 +102,11 @@ export interface ProviderFormat {
    * marker) joins the neighbouring user message instead of standing alone.
    */
   alternatesRoles?: boolean;
+  /**
+   * The request's answer budget, when this format names it other than
+   * `max_completion_tokens` / `max_tokens` (the default reading).
+   */
+  maxTokens?(body: Record<string, unknown>): number | undefined;
   /** Usage from a complete JSON response body. */
   usageFromJson(body: unknown): ReportedUsage | undefined;
   /** A reader of usage from this provider's SSE stream. */
@@ -168,9 +173,16 @@ export interface OwnToolCall {
 /** What a response asked of svc's own tool. */
 export interface OwnToolCalls {
   calls: OwnToolCall[];
-  /** The model's turn to append before the answers (only meaningful when `calls` is not empty). */
-  assistant: Record<string, unknown>;
+  /**
+   * The model's turn to append before the answers (only meaningful when
+   * `calls` is not empty): one message, or several list entries for a format
+   * whose turn is several items.
+   */
+  assistant: AssistantTurn;
 }
+
+/** The model's turn as the list of a body holds it: one message, or several entries. */
+export type AssistantTurn = Record<string, unknown> | Array<Record<string, unknown>>;
 
 /** svc's answer to one call of its tool. */
 export interface ToolAnswer {
@@ -193,7 +205,7 @@ export interface SseEvent {
 export interface RoundResult {
   calls: OwnToolCall[];
   /** The model's turn to append before the answers (only when `calls` is not empty). */
-  assistant: Record<string, unknown>;
+  assistant: AssistantTurn;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { retrieve } from '../../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { isSvcError } from '../../errors.js';
-import type { ProviderFormat, ToolAnswer } from '../../formats/index.js';
+import type { AssistantTurn, ProviderFormat, ToolAnswer } from '../../formats/index.js';
 import {
   applyJsonEdits,
   arrayItemSpans,
@@ -192,7 +192,7 @@ export async function answerCalls(
 export function appendRetrievalTurn(
   text: string,
   format: ProviderFormat,
-  assistant: Record<string, unknown>,
+  assistant: AssistantTurn,
   answers: readonly RetrievalAnswer[],
 ): string {
   const body = JSON.parse(text) as unknown;
@@ -202,7 +202,8 @@ export function appendRetrievalTurn(
   );
   const count = Array.isArray(list) ? list.length : 0;
   const edits = new JsonEdits();
-  for (const message of [assistant, ...format.toolResults(answers)])
+  const turn = Array.isArray(assistant) ? assistant : [assistant];
+  for (const message of [...turn, ...format.toolResults(answers)])
     edits.insert(format.messagesPath, count, message);
   return applyJsonEdits(text, edits);
 }
