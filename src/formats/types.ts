@@ -1,9 +1,9 @@
 import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage } from '../events.js';
 import type { JsonPath } from '../json/spans.js';
+import type { FormatName } from './names.js';
 
-/** The provider formats svc speaks. */
-export type FormatName = 'messages' | 'chat';
+export type { FormatName } from './names.js';
 
 /**
  * Where one engine (chat-format) message came from in the request body, so
