@@ -1,6 +1,7 @@
 import { badBody, intField, isObject } from './body.js';
 import { chatFormat } from './chat/index.js';
 import { messagesFormat } from './messages/index.js';
+import { responsesFormat } from './responses/index.js';
 import type { FormatName, ParsedRequest, ProviderFormat } from './types.js';
 
 export { applyJsonEdits, JsonEdits, type JsonPath } from '../json/spans.js';
@@ -32,6 +33,7 @@ export { chatFormat, messagesFormat };
 export const FORMATS: Readonly<Record<FormatName, ProviderFormat>> = {
   messages: messagesFormat,
   chat: chatFormat,
+  responses: responsesFormat,
 };
 
 /**
