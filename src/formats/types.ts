@@ -71,6 +71,13 @@ export interface ProviderFormat {
   name: FormatName;
   /** The path svc serves it on, e.g. `/v1/messages`. */
   path: string;
+  /**
+   * The provider's token-counting path, which takes the same body as `path`
+   * (e.g. `/v1/messages/count_tokens`): svc compresses it as it would the
+   * request and forwards it, so the count a client gets is the count of what
+   * it will be billed for.
+   */
+  tokenCountPath?: string;
   /** Converts a parsed body to chat messages with their origins. Throws SvcError for a shape it cannot read. */
   toChat(body: Record<string, unknown>): Pick<ParsedRequest, 'messages' | 'origins'>;
   /**
