@@ -1,32 +1,17 @@
 import { isObject } from '../body.js';
 import { typeName } from '../check.js';
 
-/** Item types only the Responses format has. */
-const ITEM_TYPES = new Set([
-  'function_call',
-  'function_call_output',
-  'custom_tool_call',
-  'custom_tool_call_output',
-  'reasoning',
-  'compaction',
-  'item_reference',
-]);
-
 /**
- * The first place that marks a list as Responses `input` items: an item type
- * only it has. (`svc compress` reads request bodies by their `messages`; a
- * Responses body has `input`, so it is named with `--input-format responses`.)
+ * No signal: `svc compress` reads a body's `messages`, and a Responses body
+ * keeps its conversation in `input`, so `--input-format auto` never picks
+ * this format (Responses items read as chat fail the chat shape check, with
+ * the place named, instead of compressing nothing).
  */
 export function signal(
-  messages: readonly unknown[],
+  _messages: readonly unknown[],
   _body: Record<string, unknown> | undefined,
-  prefix: string,
+  _prefix: string,
 ): string | undefined {
-  for (let i = 0; i < messages.length; i++) {
-    const item = messages[i];
-    if (isObject(item) && typeof item.type === 'string' && ITEM_TYPES.has(item.type))
-      return `${prefix}[${i}].type "${item.type}"`;
-  }
   return undefined;
 }
 
