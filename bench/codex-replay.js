@@ -7,7 +7,9 @@
  * what it receives. Per session: requests, busts (a forwarded request whose
  * input items do not start with the previous request's forwarded items, byte
  * for byte), the requests where the engine dropped items (past the model's
- * context budget), and tokens saved.
+ * context budget), head changes (a request whose fields before `input`,
+ * tools included, differ from the previous one's: svc adds its retrieval
+ * tool once, on the first request that holds a marker), and tokens saved.
  *
  *   npm run build && node bench/codex-replay.js [--cases ../shared/eval/dev] [--model gpt-5-codex]
  */
@@ -64,6 +66,12 @@ function inputItems(text) {
   return arrayItemSpans(text, input.value.start).map((s) => text.slice(s.start, s.end));
 }
 
+/** Everything before `input` (instructions, tools, settings) as forwarded. */
+function head(text) {
+  const members = objectMemberSpans(text, text.indexOf('{'));
+  return text.slice(0, members.find((m) => m.key === 'input').value.start);
+}
+
 const upstream = await mockUpstream();
 const home = mkdtempSync(join(tmpdir(), 'svc-codex-replay-'));
 const config = resolveConfig({
@@ -75,16 +83,26 @@ const base = await svc.listen();
 const events = [];
 svc.ctx.bus.on('request.finished', (e) => events.push(e));
 
-const totals = { sessions: 0, requests: 0, busts: 0, drops: 0, tokens_before: 0, tokens_after: 0 };
+const totals = {
+  sessions: 0,
+  requests: 0,
+  busts: 0,
+  drops: 0,
+  head_changes: 0,
+  tokens_before: 0,
+  tokens_after: 0,
+};
 for (const c of sessions(args.cases)) {
   const conversation = codexToResponses(c.messages);
   let previous = [];
+  let previousHead;
   const row = {
     session: c.meta?.conversation ?? c.id,
     requests: 0,
     busts: 0,
     bust_at: [],
     drops: 0,
+    head_changes: 0,
     tokens_before: 0,
     tokens_after: 0,
   };
@@ -99,6 +117,9 @@ for (const c of sessions(args.cases)) {
     while (events.length === first) await new Promise((r) => setTimeout(r, 1));
     const e = events.at(-1);
     const items = inputItems(upstream.received.at(-1));
+    const now = head(upstream.received.at(-1));
+    if (previousHead !== undefined && now !== previousHead) row.head_changes += 1;
+    previousHead = now;
     row.requests += 1;
     if (items.length < count) row.drops += 1;
     else if (previous.some((item, i) => items[i] !== item)) {
@@ -120,7 +141,8 @@ for (const c of sessions(args.cases)) {
     : 0;
   console.log(JSON.stringify(row));
   totals.sessions += 1;
-  for (const k of ['requests', 'busts', 'drops', 'tokens_before', 'tokens_after']) totals[k] += row[k];
+  for (const k of ['requests', 'busts', 'drops', 'head_changes', 'tokens_before', 'tokens_after'])
+    totals[k] += row[k];
 }
 totals.tokens_saved_pct = totals.tokens_before
   ? +((1 - totals.tokens_after / totals.tokens_before) * 100).toFixed(1)
