@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineOutput } from '../../src/engine/types.js';
 import {
-  chatFormat,
   DEFAULT_FORMAT,
   FORMATS,
   type FormatName,
