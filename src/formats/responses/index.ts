@@ -19,6 +19,7 @@ import { classifySseEvent, createSseUsageReader, createStreamRelay } from './str
 export const responsesFormat: ProviderFormat = {
   name: 'responses',
   path: '/v1/responses',
+  tokenCountPath: '/v1/responses/input_tokens',
   messagesPath: ['input'],
   toChat,
   fromChat,

@@ -168,6 +168,27 @@ describe('/v1/responses through the official openai SDK', () => {
   });
 });
 
+describe('/v1/responses/input_tokens', () => {
+  it('is compressed as /v1/responses would be: the forwarded bodies are equal, the count relayed', async () => {
+    upstream = await startMockUpstream(async (req, res) => {
+      if (req.url.startsWith('/v1/responses/input_tokens'))
+        replyJson(res, 200, { object: 'response.input_tokens', input_tokens: 2345 });
+      else replyJson(res, 200, responseObject(OUTPUT, USAGE));
+    });
+    svc = await startSvc({ compress: createFakeCompress(), flags: flags() });
+    const body = responsesBody();
+    await client().responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+    const count = await client().responses.inputTokens.count(
+      body as unknown as OpenAI.Responses.InputTokenCountParams,
+    );
+    expect(count.input_tokens).toBe(2345);
+    const [asked, counted] = upstream.requests;
+    expect(counted!.url).toBe('/v1/responses/input_tokens');
+    expect(counted!.body.toString()).toBe(asked!.body.toString());
+    expect(inputOf(counted!)[4]!.output).toMatch(/^FAKEChunk ID/);
+  });
+});
+
 describe('/v1/responses: guards and retrieval as for the other formats', () => {
   it('budget exceeded: 402 in the OpenAI shape, nothing forwarded', async () => {
     await mock();
