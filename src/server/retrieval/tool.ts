@@ -119,20 +119,22 @@ export function editBytes(text: string, bytes: Buffer, edit: TextEdit): Buffer {
 /**
  * Where the `tools` array of the original body `original` sits in `text`,
  * the body after splicing, without scanning it: splicing edits only the
- * messages member, so a member before it keeps its place and one after it
- * moves by the change in length. Checked (the text outside the messages
- * member must be unchanged); undefined when that does not hold.
+ * messages member (`listKey`, the format's list: `messages`, `input`), so a
+ * member before it keeps its place and one after it moves by the change in
+ * length. Checked (the text outside the messages member must be unchanged);
+ * undefined when that does not hold.
  */
 export function toolsSpanAfterSplice(
   original: string,
   body: Record<string, unknown>,
   hints: SpanHints | undefined,
   text: string,
+  listKey = 'messages',
 ): Span | undefined {
   if (!Object.hasOwn(body, 'tools')) return undefined;
   const members = memberSpans(original, body, hints);
   const tools = members?.get('tools');
-  const messages = members?.get('messages');
+  const messages = members?.get(listKey);
   if (!tools || !messages) return undefined;
   const shift = text.length - original.length;
   if (text === original) return tools;
