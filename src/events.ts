@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ShapeObservation } from './engine/context/types.js';
+import type { FormatName } from './formats/names.js';
 
 /** Usage the upstream reported for one response (tokens). */
 export interface ReportedUsage {
@@ -17,7 +18,7 @@ export interface RequestFinishedEvent {
   time: Date;
   /** Request path, e.g. `/v1/messages`. */
   path: string;
-  format: 'messages' | 'chat' | 'compress' | 'other';
+  format: FormatName | 'compress' | 'other';
   mode: RequestMode;
   model: string | undefined;
   stream: boolean;

@@ -1,12 +1,14 @@
 import { badBody, intField, isObject } from './body.js';
 import { chatFormat } from './chat/index.js';
 import { messagesFormat } from './messages/index.js';
+import { responsesFormat } from './responses/index.js';
 import type { FormatName, ParsedRequest, ProviderFormat } from './types.js';
 
 export { applyJsonEdits, JsonEdits, type JsonPath } from '../json/spans.js';
 export { spliceRequest, UnspliceableError } from './splice.js';
 export { createSseTap, sseEvents } from './sse.js';
 export type {
+  AssistantTurn,
   ChatOrigin,
   FormatName,
   OwnToolCall,
@@ -31,6 +33,7 @@ export { chatFormat, messagesFormat };
 export const FORMATS: Readonly<Record<FormatName, ProviderFormat>> = {
   messages: messagesFormat,
   chat: chatFormat,
+  responses: responsesFormat,
 };
 
 /**
@@ -70,7 +73,9 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     format: format.name,
     model: typeof body.model === 'string' ? body.model : undefined,
     stream: body.stream === true,
-    maxTokens: intField(body.max_completion_tokens) ?? intField(body.max_tokens),
+    maxTokens: format.maxTokens
+      ? format.maxTokens(body)
+      : (intField(body.max_completion_tokens) ?? intField(body.max_tokens)),
     messages,
     origins,
     body,

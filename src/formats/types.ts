@@ -1,9 +1,9 @@
 import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage } from '../events.js';
 import type { JsonPath } from '../json/spans.js';
+import type { FormatName } from './names.js';
 
-/** The provider formats svc speaks. */
-export type FormatName = 'messages' | 'chat';
+export type { FormatName } from './names.js';
 
 /**
  * Where one engine (chat-format) message came from in the request body, so
@@ -71,6 +71,13 @@ export interface ProviderFormat {
   name: FormatName;
   /** The path svc serves it on, e.g. `/v1/messages`. */
   path: string;
+  /**
+   * The provider's token-counting path, which takes the same body as `path`
+   * (e.g. `/v1/messages/count_tokens`): svc compresses it as it would the
+   * request and forwards it, so the count a client gets is the count of what
+   * it will be billed for.
+   */
+  tokenCountPath?: string;
   /** Converts a parsed body to chat messages with their origins. Throws SvcError for a shape it cannot read. */
   toChat(body: Record<string, unknown>): Pick<ParsedRequest, 'messages' | 'origins'>;
   /**
@@ -102,6 +109,11 @@ export interface ProviderFormat {
    * marker) joins the neighbouring user message instead of standing alone.
    */
   alternatesRoles?: boolean;
+  /**
+   * The request's answer budget, when this format names it other than
+   * `max_completion_tokens` / `max_tokens` (the default reading).
+   */
+  maxTokens?(body: Record<string, unknown>): number | undefined;
   /** Usage from a complete JSON response body. */
   usageFromJson(body: unknown): ReportedUsage | undefined;
   /** A reader of usage from this provider's SSE stream. */
@@ -168,9 +180,16 @@ export interface OwnToolCall {
 /** What a response asked of svc's own tool. */
 export interface OwnToolCalls {
   calls: OwnToolCall[];
-  /** The model's turn to append before the answers (only meaningful when `calls` is not empty). */
-  assistant: Record<string, unknown>;
+  /**
+   * The model's turn to append before the answers (only meaningful when
+   * `calls` is not empty): one message, or several list entries for a format
+   * whose turn is several items.
+   */
+  assistant: AssistantTurn;
 }
+
+/** The model's turn as the list of a body holds it: one message, or several entries. */
+export type AssistantTurn = Record<string, unknown> | Array<Record<string, unknown>>;
 
 /** svc's answer to one call of its tool. */
 export interface ToolAnswer {
@@ -193,7 +212,7 @@ export interface SseEvent {
 export interface RoundResult {
   calls: OwnToolCall[];
   /** The model's turn to append before the answers (only when `calls` is not empty). */
-  assistant: Record<string, unknown>;
+  assistant: AssistantTurn;
 }
 
 /**

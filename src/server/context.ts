@@ -105,6 +105,12 @@ export interface ProxyExchange {
   search: string;
   /** The provider format of the path; undefined for other `/v1` paths (pure passthrough). */
   format: ProviderFormat | undefined;
+  /**
+   * The format's token-counting path (`format.tokenCountPath`): compressed
+   * and forwarded as a model call would be, but no model is called, so the
+   * guards (rate limit, cache, budget) leave it alone.
+   */
+  countsTokens: boolean;
   /** Upstream base URL up to and including `/v1`. */
   upstreamBase: string;
   /** The client's provider key (sent upstream as is); never log it. */

@@ -1,7 +1,7 @@
+/// <reference types="vite/client" />
 import { describe, expect, it } from 'vitest';
 import type { EngineOutput } from '../../src/engine/types.js';
 import {
-  chatFormat,
   DEFAULT_FORMAT,
   FORMATS,
   type FormatName,
@@ -13,112 +13,15 @@ import {
   spliceRequest,
 } from '../../src/formats/index.js';
 import { createFakeCompress } from '../server/fake-engine.js';
-import { chatBody, messagesBody } from './bodies.js';
+import type { ContractCase } from './contract-case.js';
 
-/** The same contract for every provider format (STYLE.md: one suite, every implementation). */
-const CASES = [
-  {
-    format: messagesFormat,
-    body: messagesBody(),
-    response: {
-      content: [
-        { type: 'text', text: 'let me look' },
-        { type: 'tool_use', id: 'toolu_9', name: 'svc_retrieve', input: { hash: 'abc' } },
-      ],
-    },
-    definitionKey: 'input_schema',
-    upstream: 'https://anthropic.test/v1',
-    usageBody: { usage: { input_tokens: 10, output_tokens: 2 } },
-    sse: {
-      final: { event: 'message_stop', data: '{"type":"message_stop"}' },
-      error: { event: 'error', data: '{"type":"error","error":{"type":"overloaded_error"}}' },
-      data: { event: 'ping', data: '{"type":"ping"}' },
-      usage: [
-        [
-          'message_start',
-          '{"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}',
-        ],
-        ['message_delta', '{"type":"message_delta","usage":{"output_tokens":2}}'],
-      ],
-      // one round: text, then a call of svc's tool
-      round: [
-        ['message_start', '{"type":"message_start","message":{"id":"m1","usage":{"input_tokens":1}}}'],
-        [
-          'content_block_start',
-          '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
-        ],
-        [
-          'content_block_delta',
-          '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"let me look"}}',
-        ],
-        ['content_block_stop', '{"type":"content_block_stop","index":0}'],
-        [
-          'content_block_start',
-          '{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_9","name":"svc_retrieve","input":{}}}',
-        ],
-        [
-          'content_block_delta',
-          '{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\\"hash\\":\\"abc\\"}"}}',
-        ],
-        ['content_block_stop', '{"type":"content_block_stop","index":1}'],
-        [
-          'message_delta',
-          '{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}',
-        ],
-        ['message_stop', '{"type":"message_stop"}'],
-      ],
-    },
-  },
-  {
-    format: chatFormat,
-    body: chatBody(),
-    response: {
-      choices: [
-        {
-          message: {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              {
-                id: 'call_9',
-                type: 'function',
-                function: { name: 'svc_retrieve', arguments: '{"hash":"abc"}' },
-              },
-            ],
-          },
-        },
-      ],
-    },
-    definitionKey: 'function',
-    upstream: 'https://openai.test/v1',
-    usageBody: { usage: { prompt_tokens: 10, completion_tokens: 2 } },
-    sse: {
-      final: { event: undefined, data: '[DONE]' },
-      error: { event: undefined, data: '{"error":{"message":"overloaded"}}' },
-      data: { event: undefined, data: '{"id":"c1","choices":[{"delta":{"content":"hi"}}]}' },
-      usage: [
-        [undefined, '{"id":"c1","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2}}'],
-        [undefined, '[DONE]'],
-      ],
-      round: [
-        [
-          undefined,
-          '{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":"let me look"}}]}',
-        ],
-        [
-          undefined,
-          '{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_9","type":"function","function":{"name":"svc_retrieve","arguments":""}}]}}]}',
-        ],
-        [
-          undefined,
-          '{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"hash\\":\\"abc\\"}"}}]}}]}',
-        ],
-        [undefined, '{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}'],
-        [undefined, '[DONE]'],
-      ],
-    },
-  },
-] as const;
+/**
+ * The same contract for every provider format (STYLE.md: one suite, every
+ * implementation): each format's case is `test/formats/<format>/contract-case.ts`.
+ */
+const CASES = Object.values(
+  import.meta.glob<{ contractCase: ContractCase }>('./*/contract-case.ts', { eager: true }),
+).map((m) => m.contractCase);
 
 const URLS = { messagesApiUrl: 'https://anthropic.test/v1', compatApiUrl: 'https://openai.test/v1' };
 
@@ -172,6 +75,7 @@ describe.each(CASES)(
 
     it('splice is deterministic and leaves every non-message field equal', () => {
       const text = JSON.stringify(body);
+      const list = format.messagesPath[0] as string;
       const parsed = parseRequest(format, body);
       const fake = createFakeCompress();
       const a = spliceRequest(format, text, parsed, fake(parsed.messages, { model: 'm' }) as EngineOutput)!;
@@ -179,8 +83,8 @@ describe.each(CASES)(
       expect(a).toBe(b);
       const out = JSON.parse(a);
       for (const key of Object.keys(body))
-        if (key !== 'messages') expect(out[key]).toEqual((body as Record<string, unknown>)[key]);
-      expect(out.messages).toHaveLength((body.messages as unknown[]).length);
+        if (key !== list) expect(out[key]).toEqual((body as Record<string, unknown>)[key]);
+      expect(out[list]).toHaveLength((body[list] as unknown[]).length);
     });
 
     it('offers a tool, reads tool calls from a response and continues the conversation', () => {

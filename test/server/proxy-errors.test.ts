@@ -190,20 +190,21 @@ describe('other /v1 paths pass through', () => {
     expect(svc!.events[0]).toMatchObject({ format: 'other', path: '/v1/models', status: 200 });
   });
 
-  it('POST /v1/messages/count_tokens goes to the messages upstream byte for byte', async () => {
+  // (count_tokens is compressed like /v1/messages: test/server/context-features.test.ts)
+  it('POST /v1/messages/batches goes to the messages upstream byte for byte', async () => {
     upstream = await startMockUpstream((_r, res) => replyJson(res, 200, { input_tokens: 42 }));
     svc = await startSvc({
       compress: createFakeCompress(),
       flags: { 'messages-api-url': `${upstream.url}/v1` },
     });
     const body = JSON.stringify(messagesBody());
-    const res = await fetch(`${svc.url}/v1/messages/count_tokens?beta=true`, {
+    const res = await fetch(`${svc.url}/v1/messages/batches?beta=true`, {
       method: 'POST',
       body,
       headers: { 'anthropic-version': '2023-06-01' },
     });
     expect(await res.json()).toEqual({ input_tokens: 42 });
-    expect(upstream.requests[0]!.url).toBe('/v1/messages/count_tokens?beta=true');
+    expect(upstream.requests[0]!.url).toBe('/v1/messages/batches?beta=true');
     expect(upstream.requests[0]!.body.toString()).toBe(body);
   });
 

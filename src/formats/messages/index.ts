@@ -18,6 +18,7 @@ import { classifySseEvent, createSseUsageReader, createStreamRelay } from './str
 export const messagesFormat: ProviderFormat = {
   name: 'messages',
   path: '/v1/messages',
+  tokenCountPath: '/v1/messages/count_tokens',
   messagesPath: ['messages'],
   alternatesRoles: true,
   toChat,

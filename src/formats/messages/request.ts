@@ -12,6 +12,7 @@ import type { ChatOrigin } from '../types.js';
  * an assistant message keeps its blocks as parts and its tool_use blocks as
  * tool_calls. Only text is ever written back: every other block reaches the
  * engine as the original object (opaque) and the upstream as the original bytes.
+ * Messages before the latest `compaction` block are not read at all.
  */
 
 /** A content block. */
@@ -118,6 +119,25 @@ function userMessages(role: string, blocks: unknown[], at: JsonPath, m: number):
  */
 const convertedAt = new WeakMap<object, { m: number; list: Converted[] }>();
 
+/**
+ * Index of the latest message holding a `compaction` block, else 0. The
+ * provider reads the compaction in place of every message before it, so
+ * those are not compressed (their bytes go as they came); the block itself
+ * is opaque, like every non-text block.
+ */
+function latestCompaction(messages: readonly unknown[]): number {
+  for (let m = messages.length - 1; m >= 0; m--) {
+    const msg = messages[m];
+    if (
+      isObject(msg) &&
+      Array.isArray(msg.content) &&
+      msg.content.some((b) => isObject(b) && b.type === 'compaction')
+    )
+      return m;
+  }
+  return 0;
+}
+
 /** Reads a messages-format body into chat messages with their origins. */
 export function toChat(body: Record<string, unknown>): { messages: ChatMessage[]; origins: ChatOrigin[] } {
   const messages: ChatMessage[] = [];
@@ -132,9 +152,11 @@ export function toChat(body: Record<string, unknown>): { messages: ChatMessage[]
     origins.push({ parts: paths, owns: [], message: -1 });
   } else if (system !== undefined) badBody('system', 'must be a string or an array of blocks');
   if (!Array.isArray(body.messages)) badBody('messages', 'must be an array');
+  const from = latestCompaction(body.messages);
   body.messages.forEach((msg: unknown, m) => {
     if (!isObject(msg) || typeof msg.role !== 'string')
       badBody(`messages[${m}]`, 'must be an object with a role');
+    if (m < from) return;
     const known = convertedAt.get(msg);
     if (known?.m === m) {
       for (const c of known.list) {

@@ -60,7 +60,7 @@ export const guardStage: ProxyStage = {
   async run(ex, next) {
     const { ctx, req, res, event } = ex;
     const guards = ctx.guards;
-    if (!guards || !ex.format) return next();
+    if (!guards || !ex.format || ex.countsTokens) return next();
     const format = ex.format;
     const client = clientKeyHash(req, event);
     const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;

@@ -38,6 +38,7 @@ export async function handleProxy(
   req: RoutedRequest,
   res: ServerResponse,
   format: ProviderFormat | undefined,
+  countsTokens = false,
 ): Promise<void> {
   const path = req.path ?? new URL(req.url ?? '/', 'http://x').pathname;
   const search = req.search ?? '';
@@ -57,6 +58,7 @@ export async function handleProxy(
     path,
     search,
     format,
+    countsTokens,
     upstreamBase: base,
     clientKey,
     body: undefined,
@@ -108,11 +110,20 @@ export async function handleProxy(
   }
 }
 
-/** `POST /v1/messages` and `POST /v1/chat/completions`: compressed, then forwarded (spec 1, 4). */
+/**
+ * Each format's path (`POST /v1/messages`, `/v1/chat/completions`...):
+ * compressed, then forwarded (spec 1, 4); and its token-counting path, when
+ * it has one: compressed the same way, then forwarded.
+ */
 export const proxyRoutes: RoutePlugin = (app, ctx) => {
   for (const format of Object.values(FORMATS)) {
     app.post(format.path, (req, res) => {
       void handleProxy(ctx, req, res, format);
     });
+    const counting = format.tokenCountPath;
+    if (counting)
+      app.post(counting, (req, res) => {
+        void handleProxy(ctx, req, res, format, true);
+      });
   }
 };

@@ -89,7 +89,9 @@ export const retrievalToolStage: ProxyStage = {
           text,
           ex.json,
           format,
-          ex.text === undefined ? undefined : toolsSpanAfterSplice(ex.text, ex.json, ex.hints, text),
+          ex.text === undefined
+            ? undefined
+            : toolsSpanAfterSplice(ex.text, ex.json, ex.hints, text, String(format.messagesPath[0])),
         );
     const withTool = edit ? text.slice(0, edit.start) + edit.insert + text.slice(edit.end) : text;
     // The bytes of `text` when they are at hand: the spliced body, or the decoded original (valid UTF-8).

@@ -1,7 +1,7 @@
 import { retrieve } from '../../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { isSvcError } from '../../errors.js';
-import type { ProviderFormat, ToolAnswer } from '../../formats/index.js';
+import type { AssistantTurn, ProviderFormat, ToolAnswer } from '../../formats/index.js';
 import {
   applyJsonEdits,
   arrayItemSpans,
@@ -150,20 +150,22 @@ export function editBytes(text: string, bytes: Buffer, edit: TextEdit): Buffer {
 /**
  * Where the `tools` array of the original body `original` sits in `text`,
  * the body after splicing, without scanning it: splicing edits only the
- * messages member, so a member before it keeps its place and one after it
- * moves by the change in length. Checked (the text outside the messages
- * member must be unchanged); undefined when that does not hold.
+ * messages member (`listKey`, the format's list: `messages`, `input`), so a
+ * member before it keeps its place and one after it moves by the change in
+ * length. Checked (the text outside the messages member must be unchanged);
+ * undefined when that does not hold.
  */
 export function toolsSpanAfterSplice(
   original: string,
   body: Record<string, unknown>,
   hints: SpanHints | undefined,
   text: string,
+  listKey = 'messages',
 ): Span | undefined {
   if (!Object.hasOwn(body, 'tools')) return undefined;
   const members = memberSpans(original, body, hints);
   const tools = members?.get('tools');
-  const messages = members?.get('messages');
+  const messages = members?.get(listKey);
   if (!tools || !messages) return undefined;
   const shift = text.length - original.length;
   if (text === original) return tools;
@@ -223,7 +225,7 @@ export async function answerCalls(
 export function appendRetrievalTurn(
   text: string,
   format: ProviderFormat,
-  assistant: Record<string, unknown>,
+  assistant: AssistantTurn,
   answers: readonly RetrievalAnswer[],
 ): string {
   const body = JSON.parse(text) as unknown;
@@ -233,7 +235,8 @@ export function appendRetrievalTurn(
   );
   const count = Array.isArray(list) ? list.length : 0;
   const edits = new JsonEdits();
-  for (const message of [assistant, ...format.toolResults(answers)])
+  const turn = Array.isArray(assistant) ? assistant : [assistant];
+  for (const message of [...turn, ...format.toolResults(answers)])
     edits.insert(format.messagesPath, count, message);
   return applyJsonEdits(text, edits);
 }
