@@ -112,3 +112,10 @@ export function findOnPath(command: string, path = process.env.PATH ?? ''): stri
   }
   return undefined;
 }
+
+/**
+ * The `wire_api` a Codex provider entry needs for Codex to speak the
+ * Responses API to it (Codex's own configuration vocabulary), which svc
+ * serves at `/v1/responses`.
+ */
+export const CODEX_WIRE_API = 'responses';

@@ -1,7 +1,14 @@
 import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { applyEdits, modify, type ParseError, parse } from 'jsonc-parser';
-import { claudeBaseUrl, claudeSettingsPath, codexBaseUrl, codexConfigPath, readText } from './paths.js';
+import {
+  CODEX_WIRE_API,
+  claudeBaseUrl,
+  claudeSettingsPath,
+  codexBaseUrl,
+  codexConfigPath,
+  readText,
+} from './paths.js';
 import type { AgentName } from './wrap.js';
 
 /** The persistent configuration `svc setup` proposes for one agent. */
@@ -51,7 +58,7 @@ export function codexConfig(before: string | undefined, svcUrl: string, env: Env
     '[model_providers.svc]',
     'name = "svc"',
     `base_url = "${codexBaseUrl(svcUrl)}"`,
-    'wire_api = "responses"',
+    `wire_api = "${CODEX_WIRE_API}"`,
     env.OPENAI_API_KEY ? 'env_key = "OPENAI_API_KEY"' : 'requires_openai_auth = true',
   ];
   const start = lines.findIndex((l) => /^\s*\[\s*model_providers\.("?)svc\1\s*\]\s*(#.*)?$/.test(l));

@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/options.js';
-import { claudeBaseUrl, codexBaseUrl } from './paths.js';
+import { CODEX_WIRE_API, claudeBaseUrl, codexBaseUrl } from './paths.js';
 
 export type AgentName = 'claude' | 'codex';
 export const AGENTS: readonly AgentName[] = ['claude', 'codex'];
@@ -39,7 +39,7 @@ export function agentLaunch(
     'model_provider="svc"',
     'model_providers.svc.name="svc"',
     `model_providers.svc.base_url="${codexBaseUrl(svcUrl)}"`,
-    'model_providers.svc.wire_api="responses"',
+    `model_providers.svc.wire_api="${CODEX_WIRE_API}"`,
     `model_providers.svc.${auth}`,
   ];
   return {

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
+  CODEX_WIRE_API,
   claudeBaseUrl,
   claudeSettingsBaseUrl,
   claudeSettingsPath,
@@ -183,7 +184,7 @@ async function codexCheck(o: DoctorOptions): Promise<Check> {
       `model_provider "${modelProvider}" uses ${chosen.base_url}, not svc at ${o.url}`,
       fix,
     );
-  if (chosen.wire_api !== 'responses')
+  if (chosen.wire_api !== CODEX_WIRE_API)
     return warn(
       'codex',
       `model_provider "${modelProvider}" has wire_api "${chosen.wire_api ?? 'chat'}"`,

@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FORMATS } from '../../../src/formats/index.js';
+import { retrievalTool } from '../../../src/server/retrieval/tool.js';
 import { startGuardedSvc } from '../../guards/helpers.js';
 import { createFakeCompress } from '../../server/fake-engine.js';
 import {
@@ -10,6 +12,7 @@ import {
   startSvc,
   type TestSvc,
   until,
+  withoutRetrievalTool,
 } from '../../server/helpers.js';
 import { callItem, responseEvents, responseObject, responsesBody, sseOf, textItem } from './bodies.js';
 
@@ -137,8 +140,11 @@ describe('/v1/responses through the official openai SDK', () => {
       body: JSON.stringify(body),
     });
     expect(await res.text()).toBe(sseOf(responseEvents(OUTPUT, USAGE, 'resp_1')));
-    // nothing compressed: the original bytes go
-    expect(upstream!.requests[0]!.body.toString()).toBe(JSON.stringify(body));
+    // nothing compressed: the original bytes go, with only the retrieval tool added to the client's
+    // tools (present from a conversation's first request, so `tools` never changes mid-conversation)
+    const sent = upstream!.requests[0]!.body.toString();
+    expect(sent).toContain(JSON.stringify(retrievalTool(FORMATS.responses)));
+    expect(withoutRetrievalTool(sent)).toBe(JSON.stringify(body));
   });
 
   it('a request continuing server-side state: only its new items are compressed, previous_response_id passes', async () => {
