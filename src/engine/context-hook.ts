@@ -1,6 +1,6 @@
 import type { ShapeObservation } from './context/types.js';
 import type { Deadline } from './deadline.js';
-import type { EngineOptions } from './index.js';
+import type { EngineOptions } from './options.js';
 import type { ChatMessage, Tokenizer } from './types.js';
 
 /*

@@ -3,6 +3,7 @@ import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
 import { deadlineOf } from './deadline.js';
 import { History } from './history.js';
+import type { EngineOptions } from './options.js';
 import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
 import { tokenizerFor } from './tokens.js';
 import { dedupeTransform, losslessDedupeTransform } from './transforms/dedupe.js';
@@ -11,41 +12,8 @@ import type { ChatMessage, ContentMemo, EngineOutput, Tokenizer } from './types.
 
 export type { ContextStep, ContextStepInput, ContextStepResult } from './context-hook.js';
 export { EngineTimeoutError } from './deadline.js';
+export type { EngineOptions } from './options.js';
 export * from './types.js';
-
-/** Options of one engine call. Every field is plain data (principle 2). */
-export interface EngineOptions {
-  /** Model name; decides the tokenizer and the context limit. */
-  model: string;
-  /**
-   * Memo of per-content results, shared across requests by the proxy
-   * (bounded by the caller). Content compressed once is then compressed the
-   * same way on later turns (principle 4).
-   */
-  memo?: ContentMemo;
-  /** Context limit in tokens; default from the model table. */
-  contextLimit?: number;
-  /** Tokens reserved for the answer (the request's max_tokens). */
-  outputReserve?: number;
-  intelligentContext?: boolean;
-  intelligentScoring?: boolean;
-  compressFirst?: boolean;
-  protectTurns?: number;
-  /** `recency=1,similarity=1,...` as parsed weights. */
-  scoreWeights?: Record<string, number>;
-  /** What TOIN learned, as plain data: scores units and tunes keep budgets. */
-  toin?: ToinAdvice;
-  /**
-   * Reversible transforms only (`--lossless`): no markers, no CCR entries, and
-   * no context management (a request over the limit goes out as it is).
-   */
-  lossless?: boolean;
-  /**
-   * Time on `EngineDeps.clock` after which the engine gives up with
-   * `EngineTimeoutError` (checked between steps); none: no limit.
-   */
-  deadline?: number;
-}
 
 /** What the engine receives from outside instead of reaching for it (STYLE.md: the engine is pure). */
 export interface EngineDeps {

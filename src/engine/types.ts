@@ -1,5 +1,3 @@
-import type { ShapeObservation } from './context/types.js';
-
 /**
  * The engine's data model. The engine speaks the chat format of spec section 2
  * (`{role, content, tool_calls?, tool_call_id?}`); provider formats convert to
@@ -89,4 +87,16 @@ export interface Tokenizer {
 export interface ContentMemo {
   get(key: string): string | undefined;
   set(key: string, value: string): void;
+}
+
+/** One thing TOIN should learn about a tool-output shape. */
+export interface ShapeObservation {
+  event: 'compressed' | 'dropped';
+  /** Shape key: `tool#fieldsHash`. */
+  shape: string;
+  tool: string;
+  /** Field names (no values) of the output, for retrieval field stats. */
+  fields: string[];
+  /** CCR references that hold this output (so a retrieval maps back to the shape). */
+  hashes: string[];
 }

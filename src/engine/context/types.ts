@@ -2,7 +2,9 @@
  * Types of the context manager: units, scoring, TOIN advice and the
  * "compress harder" callback. Plain data only (the engine is pure).
  */
-import type { ChatMessage, ContentMemo, Tokenizer } from '../types.js';
+import type { ChatMessage, ContentMemo, ShapeObservation, Tokenizer } from '../types.js';
+
+export type { ShapeObservation } from '../types.js';
 
 /** What a unit holds; decides how it is summarised in a drop marker. */
 export type UnitKind = 'system' | 'tool' | 'turn' | 'single';
@@ -63,18 +65,6 @@ export interface HarderResult {
  * cannot be made smaller at that level.
  */
 export type CompressHarder = (index: number, level: number) => HarderResult | undefined;
-
-/** One thing TOIN should learn about a tool-output shape. */
-export interface ShapeObservation {
-  event: 'compressed' | 'dropped';
-  /** Shape key: `tool#fieldsHash`. */
-  shape: string;
-  tool: string;
-  /** Field names (no values) of the output, for retrieval field stats. */
-  fields: string[];
-  /** CCR references that hold this output (so a retrieval maps back to the shape). */
-  hashes: string[];
-}
 
 /** Inputs of `fitToContext`. */
 export interface FitOptions {
