@@ -5,8 +5,8 @@
 // Debian packages (root, apt-get present, SVC_TEST_NO_INSTALL unset), it
 // installs them; otherwise it stops with one line naming what to install.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
 
 const TOOLS = [
   { command: 'redis-server', pkg: 'redis-server', why: 'the Redis store tests' },
@@ -22,6 +22,18 @@ function onPath(command) {
       return false;
     }
   });
+}
+
+// The quality gate (test/quality/eval-gate.test.ts) runs ../shared/eval's scorer: its dependencies
+// are installed here, before the tests, which may reach loopback only.
+const evalDir = resolve(import.meta.dirname, '../../shared/eval');
+if (existsSync(join(evalDir, 'package-lock.json')) && !existsSync(join(evalDir, 'node_modules'))) {
+  console.error('npm test: installing the dependencies of ../shared/eval (the quality gate scores with it)');
+  const run = spawnSync('npm', ['ci', '--prefix', evalDir, '--no-audit', '--no-fund'], { stdio: 'inherit' });
+  if (run.status !== 0) {
+    console.error(`npm test: npm ci --prefix ../shared/eval failed (exit ${run.status}).`);
+    process.exit(1);
+  }
 }
 
 const missing = TOOLS.filter((t) => !onPath(t.command));
