@@ -24,6 +24,8 @@ Everything after the agent's name goes to the agent (put -- before it to pass --
   static override flags = {};
 
   async run(): Promise<void> {
+    // Parsed by hand below (oclif otherwise warns, under NODE_ENV=development or test, that it was not).
+    this.parsed = true;
     const argv = [...this.argv];
     let url: string | undefined;
     while (argv[0]?.startsWith('--') && argv[0] !== '--') {

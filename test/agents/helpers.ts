@@ -96,6 +96,10 @@ export async function mockUpstream(): Promise<Mock> {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: 100 }));
         return;
       }
+      if (path.includes('/responses')) {
+        answerResponses(res, model, parsed.stream === true);
+        return;
+      }
       if (path.includes('/messages')) {
         const message = {
           id: 'msg_mock',
@@ -179,4 +183,68 @@ export function bigToolOutput(n = 300): string {
       message: i === 137 ? 'expected 3 to equal 4' : 'ok',
     })),
   );
+}
+
+/**
+ * The Responses API answer (`/v1/responses`) as the OpenAI API gives it,
+ * streamed the way Codex reads it: `response.created`, the message item
+ * added, its text deltas, the item done, and `response.completed` with usage.
+ */
+function answerResponses(res: import('node:http').ServerResponse, model: string, stream: boolean): void {
+  const text = 'Hello from the mock upstream.';
+  const usage = {
+    input_tokens: 120,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 8,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 128,
+  };
+  const item = {
+    id: 'msg_mock',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
+  const response = {
+    id: 'resp_mock',
+    object: 'response',
+    created_at: 1,
+    status: 'completed',
+    model,
+    output: [item],
+    usage,
+  };
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let seq = 0;
+  const ev = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const opening = { ...response, status: 'in_progress', output: [], usage: null };
+  ev('response.created', { response: opening });
+  ev('response.in_progress', { response: opening });
+  ev('response.output_item.added', {
+    output_index: 0,
+    item: { ...item, status: 'in_progress', content: [] },
+  });
+  ev('response.content_part.added', {
+    item_id: item.id,
+    output_index: 0,
+    content_index: 0,
+    part: { type: 'output_text', text: '', annotations: [] },
+  });
+  ev('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: text });
+  ev('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text });
+  ev('response.content_part.done', {
+    item_id: item.id,
+    output_index: 0,
+    content_index: 0,
+    part: { type: 'output_text', text, annotations: [] },
+  });
+  ev('response.output_item.done', { output_index: 0, item });
+  ev('response.completed', { response });
+  res.end();
 }

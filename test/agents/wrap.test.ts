@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,8 @@ import { childEnv, type Mock, mockUpstream, type ServeProcess, startServe } from
 
 const CLAUDE = join(ROOT, 'node_modules', '.bin', 'claude');
 const hasClaude = existsSync(CLAUDE);
+const CODEX = join(ROOT, 'node_modules', '.bin', 'codex');
+const hasCodex = existsSync(CODEX);
 
 interface Run {
   code: number | null;
@@ -176,3 +179,132 @@ describe.skipIf(!hasClaude)(
     }, 120_000);
   },
 );
+
+/**
+ * Codex's environment: a dummy key in OPENAI_API_KEY (svc wrap names it as
+ * the provider's env_key), its own CODEX_HOME (no update check, no analytics,
+ * no plugin sync, nothing of the user's), and `proxy` (a loopback proxy that forwards nothing)
+ * for anything that is not loopback, so nothing leaves the machine.
+ */
+function codexEnv(upstream: Mock, codexHome: string, proxy: string): Record<string, string> {
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(
+    join(codexHome, 'config.toml'),
+    [
+      'check_for_update_on_startup = false',
+      '[analytics]',
+      'enabled = false',
+      // Plugin catalogue syncs reach github.com, api.github.com and chatgpt.com at start-up.
+      '[features]',
+      'plugins = false',
+      '',
+    ].join('\n'),
+  );
+  return {
+    OPENAI_API_KEY: 'sk-test-not-a-key',
+    CODEX_HOME: codexHome,
+    COMPAT_TARGET_API_URL: `${upstream.url}/v1`,
+    MESSAGES_TARGET_API_URL: `${upstream.url}/v1`,
+    HTTPS_PROXY: proxy,
+    HTTP_PROXY: proxy,
+    ALL_PROXY: proxy,
+    https_proxy: proxy,
+    http_proxy: proxy,
+    all_proxy: proxy,
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
+  };
+}
+
+describe.skipIf(!hasCodex)('svc wrap with the real Codex CLI (skipped only when it is not installed)', () => {
+  let home: string;
+  let upstream: Mock;
+  let serve: ServeProcess;
+  let proxy: Server;
+  let proxyUrl: string;
+  // What tried to leave through the proxy (each connection is closed unanswered).
+  const leaks: string[] = [];
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'svc-wrap-codex-'));
+    upstream = await mockUpstream();
+    proxy = createServer((socket) => {
+      socket.once('data', (d: Buffer) => {
+        leaks.push(d.toString().split('\r\n')[0] ?? '');
+        socket.destroy();
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    serve = await startServe(home, [
+      '--messages-api-url',
+      `${upstream.url}/v1`,
+      '--compat-api-url',
+      `${upstream.url}/v1`,
+    ]);
+  }, 30_000);
+  afterAll(async () => {
+    await serve?.stop();
+    await upstream?.close();
+    await new Promise((r) => proxy?.close(r));
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('svc wrap codex exec through a running svc: exit 0, its /v1/responses requests in /stats, the savings line', async () => {
+    const before = upstream.requests.length;
+    const statsBefore = (await (await fetch(`${serve.url}/stats`)).json()) as { requests: { total: number } };
+    const port = new URL(serve.url).port;
+    const run = await wrap(
+      ['codex', 'exec', '--skip-git-repo-check', '-m', 'gpt-5-mini', 'Say hello.'],
+      home,
+      { ...codexEnv(upstream, join(home, 'codex-home'), proxyUrl), SERVICE_PORT: port },
+    );
+    const seen = upstream.requests.slice(before);
+    const out = `${run.stdout}\n${run.stderr}\n${seen.map((r) => `${r.method} ${r.path}`).join('\n')}`;
+    expect(run.code, out).toBe(0);
+    expect(run.stdout, out).toContain('Hello from the mock upstream.');
+    const calls = seen.filter((r) => r.method === 'POST' && r.path === '/v1/responses');
+    expect(calls.length, out).toBeGreaterThan(0);
+    // Codex's request, with the key it was given, went upstream through svc.
+    expect(calls[0]?.headers.authorization).toBe('Bearer sk-test-not-a-key');
+    const body = JSON.parse(calls[0]?.body ?? '{}') as {
+      model?: string;
+      stream?: boolean;
+      input?: unknown[];
+    };
+    expect(body.model).toBe('gpt-5-mini');
+    expect(body.stream).toBe(true);
+    expect(Array.isArray(body.input)).toBe(true);
+    const stats = (await (await fetch(`${serve.url}/stats`)).json()) as { requests: { total: number } };
+    expect(stats.requests.total - statsBefore.requests.total).toBeGreaterThanOrEqual(calls.length);
+    const line = run.stderr.split('\n').find((l) => l.startsWith('svc: '));
+    expect(line, out).toMatch(
+      new RegExp(
+        `^svc: [1-9]\\d* requests? through ${serve.url.replace(/[.]/g, '\\.')}, [\\d,]+ tokens saved`,
+      ),
+    );
+    // Nothing tried to go anywhere but loopback.
+    expect(leaks).toEqual([]);
+  }, 120_000);
+
+  it('svc wrap codex exec with no server running starts one on a free port', async () => {
+    const before = upstream.requests.length;
+    const run = await wrap(
+      ['codex', 'exec', '--skip-git-repo-check', '-m', 'gpt-5-mini', 'Say hello.'],
+      home,
+      { ...codexEnv(upstream, join(home, 'codex-home-2'), proxyUrl), SERVICE_PORT: '9' },
+    );
+    const out = `${run.stdout}\n${run.stderr}`;
+    expect(run.code, out).toBe(0);
+    expect(run.stdout, out).toContain('Hello from the mock upstream.');
+    expect(run.stderr).toMatch(/svc: started svc serve at http:\/\/127\.0\.0\.1:\d+ for this run/);
+    expect(run.stderr).toMatch(
+      /^svc: [1-9]\d* requests? through http:\/\/127\.0\.0\.1:\d+, [\d,]+ tokens saved/m,
+    );
+    const calls = upstream.requests
+      .slice(before)
+      .filter((r) => r.method === 'POST' && r.path === '/v1/responses');
+    expect(calls.length, out).toBeGreaterThan(0);
+    expect(leaks).toEqual([]);
+  }, 120_000);
+});
