@@ -1,5 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { processAlive } from '../ccr/sweep.js';
 import type { Logger } from '../log.js';
 import type { BudgetSnapshot } from './budget.js';
 import { BUDGET_PERIODS } from './budget-periods.js';
@@ -91,8 +92,20 @@ export function createBudgetFile(path: string, options: { logger: Logger }): Bud
     return next;
   };
 
+  /** Removes `<file>.<pid>.tmp` left by a process killed mid-write. */
+  const removeOrphans = async (): Promise<void> => {
+    const prefix = `${basename(path)}.`;
+    const names = await readdir(dirname(path)).catch(() => [] as string[]);
+    for (const name of names) {
+      const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
+      if (pid !== undefined && !processAlive(Number(pid)))
+        await unlink(join(dirname(path), name)).catch(() => undefined);
+    }
+  };
+
   return {
     async load() {
+      await removeOrphans();
       let text: string;
       try {
         text = await readFile(path, 'utf8');

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -56,6 +57,20 @@ describe('budget file', () => {
     // 50 writes asked for, far fewer made: the first, then the newest one
     expect(new Set(seen).size).toBeLessThanOrEqual(3);
     expect(JSON.parse(readFileSync(path, 'utf8')).periods.daily.spend).toBe(49);
+  });
+
+  it('removes at load the temporary file of a process killed mid-write (issue 15 item 7)', async () => {
+    const path = join(home, 'budget.json');
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    const dead = child.pid!;
+    await new Promise<void>((r) => {
+      child.once('exit', () => r());
+      child.kill('SIGKILL');
+    });
+    writeFileSync(`${path}.${dead}.tmp`, '{"periods":');
+    writeFileSync(`${path}.${process.pid}.tmp`, '{}');
+    await createBudgetFile(path, { logger }).load();
+    expect(readdirSync(home).sort()).toEqual([`budget.json.${process.pid}.tmp`]);
   });
 
   it('starts from zero on a missing file silently and on a malformed one with a warning', async () => {
