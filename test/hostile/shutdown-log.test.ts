@@ -57,6 +57,7 @@ describe('shutdown (issue 15, item 7)', () => {
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { path: string; status: number });
+    expect(lines.every((l) => l.status === 499)).toBe(true);
     expect(lines.map((l) => l.path).sort()).toEqual(['/v1/chat/completions', '/v1/messages']);
     expect(svc.events).toHaveLength(2);
   });
