@@ -79,8 +79,8 @@ export interface MemoryBudgetOptions {
   initial?: BudgetSnapshot;
   /**
    * Persistence, written ahead: called with the new state after every reservation and every settlement.
-   * An admitted request waits for the promise of its reservation, so its hold is durable before it is
-   * forwarded; settlements do not wait.
+   * With a limit set, an admitted request waits for the promise of its reservation, so its hold is
+   * durable before it is forwarded; settlements (and holds without a limit) do not wait.
    */
   persist?: (snapshot: BudgetSnapshot) => Promise<void>;
 }
@@ -225,7 +225,11 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
         w.reserved += amountUsd;
         held[p] = w.start;
       }
-      if (amountUsd > 0) await options.persist?.(snapshot());
+      if (amountUsd > 0) {
+        // With a limit, the hold is durable before the request goes on; without one, nothing is capped.
+        const written = options.persist?.(snapshot());
+        if (enabled) await written;
+      }
       return { allowed: true, reservation: { amountUsd, windows: held } };
     },
     async settle(reservation, actualUsd) {
