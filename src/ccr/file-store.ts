@@ -5,7 +5,7 @@ import { isContentHash } from '../engine/hash.js';
 import { SvcError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { CcrStore } from './store.js';
-import { type SweepReport, sweepCcrFolder } from './sweep.js';
+import { type SweepReport, sweepCcrFolder, sweepOrphanTemps } from './sweep.js';
 
 /** Default size cap of the file store: 512 MiB. */
 export const DEFAULT_CCR_MAX_BYTES = 512 * 1024 * 1024;
@@ -69,6 +69,15 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
   let writtenSinceSweep = 0;
   let lastStampCheck = Number.NEGATIVE_INFINITY;
   let sweeping: Promise<SweepReport> | undefined;
+  // Temporary files of writers killed mid-write (kill -9, crash) go when the store opens.
+  const orphans = sweepOrphanTemps(dir, now()).then(
+    (removed) => {
+      if (removed > 0)
+        logger.info(`CCR store: removed ${removed} temporary file(s) left by a crash`, { dir });
+    },
+    (err: unknown) =>
+      logger.warn('CCR store: could not remove leftover temporary files', { dir, error: String(err) }),
+  );
 
   const pathFor = (hash: string): string => {
     // Validating the name also keeps a hash from escaping the folder.
@@ -192,6 +201,7 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
       }
     },
     async close() {
+      await orphans;
       await sweeping?.catch(() => undefined);
     },
   };

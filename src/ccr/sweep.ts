@@ -25,6 +25,31 @@ const LOW_WATER = 0.9;
 /** A temporary file older than this was left by a crashed writer. */
 const STALE_TMP_MS = 60 * 60 * 1000;
 const SHARD_RE = /^[0-9a-f]{2}$/;
+/** `<hash>.tmp-<pid>-<random>`: the writer's process id. */
+const TMP_PID_RE = /\.tmp-(\d+)-[0-9a-f]+$/;
+
+/** True when process `pid` is running (on this machine; a process of another user counts as running). */
+export function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * True when a temporary file of the store was left by a writer that will never rename it: its
+ * process is gone (killed, crashed), or, for a name without a process id or one on another machine
+ * sharing the folder, it is over an hour old.
+ */
+export function orphanTemp(name: string, mtimeMs: number, now: number): boolean {
+  if (!name.includes('.tmp-')) return false;
+  const pid = TMP_PID_RE.exec(name)?.[1];
+  if (pid !== undefined && !processAlive(Number(pid))) return true;
+  return now - mtimeMs > STALE_TMP_MS;
+}
 
 interface Entry {
   path: string;
@@ -41,8 +66,7 @@ async function listShard(shard: string, now: number, ttlMs: number, report: Swee
       const st = await stat(path).catch(() => undefined);
       if (!st?.isFile()) return;
       if (!isContentHash(name)) {
-        if (name.includes('.tmp-') && now - st.mtimeMs > STALE_TMP_MS)
-          await unlink(path).catch(() => undefined);
+        if (orphanTemp(name, st.mtimeMs, now)) await unlink(path).catch(() => undefined);
         return;
       }
       if (now - st.mtimeMs > ttlMs) {
@@ -86,4 +110,29 @@ export async function sweepCcrFolder(options: SweepOptions): Promise<SweepReport
   report.entries = entries.length;
   report.bytes = total;
   return report;
+}
+
+/**
+ * Deletes the temporary files that writers killed mid-write left in the store's folder (their
+ * process is gone): run when a store opens, so a crash leaves no files behind past the next start.
+ * Touches nothing else; returns how many it deleted.
+ */
+export async function sweepOrphanTemps(dir: string, now: number): Promise<number> {
+  let removed = 0;
+  const shards = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const shard of shards) {
+    if (!shard.isDirectory() || !SHARD_RE.test(shard.name)) continue;
+    const path = join(dir, shard.name);
+    const names = await readdir(path).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.includes('.tmp-')) continue;
+      const st = await stat(join(path, name)).catch(() => undefined);
+      if (!st?.isFile() || !orphanTemp(name, st.mtimeMs, now)) continue;
+      await unlink(join(path, name)).then(
+        () => removed++,
+        () => undefined,
+      );
+    }
+  }
+  return removed;
 }

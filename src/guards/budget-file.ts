@@ -1,5 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { processAlive } from '../ccr/sweep.js';
 import type { Logger } from '../log.js';
 import type { BudgetSnapshot } from './budget.js';
 import { BUDGET_PERIODS } from './budget-periods.js';
@@ -11,9 +12,13 @@ import { BUDGET_PERIODS } from './budget-periods.js';
 export interface BudgetFile {
   /** The saved spend; undefined when the file is missing or unreadable (a warning is logged). */
   load(): Promise<BudgetSnapshot | undefined>;
-  /** Schedules a write of `snapshot`; writes are coalesced (at most one per `delayMs`). */
-  save(snapshot: BudgetSnapshot): void;
-  /** Writes any pending snapshot now (shutdown). */
+  /**
+   * Writes `snapshot` (atomically: a temporary file, then rename); resolves once it, or a later
+   * snapshot, is in the file. Concurrent calls share writes (group commit): while one write runs, the
+   * newest snapshot waits and goes in the next.
+   */
+  write(snapshot: BudgetSnapshot): Promise<void>;
+  /** Waits for every write asked for (shutdown). */
   flush(): Promise<void>;
 }
 
@@ -35,31 +40,32 @@ function parseSnapshot(data: unknown): BudgetSnapshot | undefined {
       Number.isFinite(entry.spend) &&
       entry.spend >= 0
     ) {
+      const reserved = (entry as { reserved?: unknown }).reserved;
       out[p] = { windowStart: entry.windowStart, spend: entry.spend };
+      if (typeof reserved === 'number' && Number.isFinite(reserved) && reserved > 0)
+        out[p].reserved = reserved;
     }
   }
   return out;
 }
 
 /**
- * A budget file at `path`, written atomically (temporary file, then rename).
+ * A budget file at `path`, written ahead of the requests it admits (see `BudgetFile.write`).
  *
  * @example const file = createBudgetFile(join(config.home, 'budget.json'), { logger })
  */
-export function createBudgetFile(path: string, options: { logger: Logger; delayMs?: number }): BudgetFile {
-  const delayMs = options.delayMs ?? 1000;
+export function createBudgetFile(path: string, options: { logger: Logger }): BudgetFile {
   let pending: BudgetSnapshot | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let writing: Promise<void> = Promise.resolve();
+  /** The write running now, and the one queued behind it (which takes the newest snapshot). */
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const tmp = `${path}.${process.pid}.tmp`;
 
-  const write = async (): Promise<void> => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
+  const writeOnce = async (): Promise<void> => {
     const snapshot = pending;
     pending = undefined;
     if (!snapshot) return;
     const text = `${JSON.stringify({ schema_version: 1, periods: snapshot }, null, 2)}\n`;
-    const tmp = `${path}.${process.pid}.tmp`;
     try {
       await mkdir(dirname(path), { recursive: true });
       await writeFile(tmp, text);
@@ -68,13 +74,38 @@ export function createBudgetFile(path: string, options: { logger: Logger; delayM
       options.logger.error('budget: could not save the budget file', { path, error: String(err) });
     }
   };
-  const queue = (): Promise<void> => {
-    writing = writing.then(write);
-    return writing;
+  const schedule = (): Promise<void> => {
+    if (next) return next;
+    if (!running) {
+      running = writeOnce().finally(() => {
+        running = undefined;
+      });
+      return running;
+    }
+    next = running.then(() => {
+      next = undefined;
+      running = writeOnce().finally(() => {
+        running = undefined;
+      });
+      return running;
+    });
+    return next;
+  };
+
+  /** Removes `<file>.<pid>.tmp` left by a process killed mid-write. */
+  const removeOrphans = async (): Promise<void> => {
+    const prefix = `${basename(path)}.`;
+    const names = await readdir(dirname(path)).catch(() => [] as string[]);
+    for (const name of names) {
+      const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
+      if (pid !== undefined && !processAlive(Number(pid)))
+        await unlink(join(dirname(path), name)).catch(() => undefined);
+    }
   };
 
   return {
     async load() {
+      await removeOrphans();
       let text: string;
       try {
         text = await readFile(path, 'utf8');
@@ -97,15 +128,12 @@ export function createBudgetFile(path: string, options: { logger: Logger; delayM
         options.logger.warn('budget: the budget file is malformed; starting from zero spend', { path });
       return parsed;
     },
-    save(snapshot) {
+    write(snapshot) {
       pending = snapshot;
-      if (!timer) {
-        timer = setTimeout(() => void queue(), delayMs);
-        timer.unref();
-      }
+      return schedule();
     },
-    flush() {
-      return queue();
+    async flush() {
+      while (running || next) await (next ?? running);
     },
   };
 }

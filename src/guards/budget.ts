@@ -77,12 +77,22 @@ export interface MemoryBudgetOptions {
   logger?: Logger;
   /** Spend to start from (restored state); windows other than the current ones are ignored. */
   initial?: BudgetSnapshot;
-  /** Called after every change of settled spend (persistence). */
-  onChange?: (snapshot: BudgetSnapshot) => void;
+  /**
+   * Persistence, written ahead: called with the new state after every reservation and every settlement.
+   * With a limit set, an admitted request waits for the promise of its reservation, so its hold is
+   * durable before it is forwarded; settlements (and holds without a limit) do not wait.
+   */
+  persist?: (snapshot: BudgetSnapshot) => Promise<void>;
 }
 
-/** Settled spend per period and the window it belongs to: what persistence keeps. */
-export type BudgetSnapshot = Partial<Record<BudgetPeriod, { windowStart: number; spend: number }>>;
+/**
+ * Settled spend per period, the window it belongs to, and the holds of requests in flight: what
+ * persistence keeps. A snapshot restored after a crash charges its holds (`reserved`) as spend: those
+ * requests were forwarded and their cost is unknown, so their estimate is assumed.
+ */
+export type BudgetSnapshot = Partial<
+  Record<BudgetPeriod, { windowStart: number; spend: number; reserved?: number }>
+>;
 
 interface Window {
   start: number;
@@ -115,10 +125,17 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
   const { limits, logger } = options;
   const windows = {} as Record<BudgetPeriod, Window>;
   const t0 = now();
+  const held = BUDGET_PERIODS.map((p) => options.initial?.[p]).find(
+    (r) => r && r.windowStart === periodStart('daily', t0) && (r.reserved ?? 0) > 0,
+  );
+  if (held)
+    logger?.warn('budget: requests in flight when svc last stopped are charged at their estimate', {
+      usd: roundUsd(held.reserved ?? 0),
+    });
   for (const p of BUDGET_PERIODS) {
     const start = periodStart(p, t0);
     const restored = options.initial?.[p];
-    const spend = restored && restored.windowStart === start ? restored.spend : 0;
+    const spend = restored && restored.windowStart === start ? restored.spend + (restored.reserved ?? 0) : 0;
     const limit = limits[p];
     const used = limit === undefined || limit === 0 ? 0 : spend / limit;
     windows[p] = { start, spend, reserved: 0, warned: THRESHOLDS.filter((x) => used >= x).at(-1) ?? 0 };
@@ -140,7 +157,10 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
   };
   const snapshot = (): BudgetSnapshot => {
     const out: BudgetSnapshot = {};
-    for (const p of BUDGET_PERIODS) out[p] = { windowStart: windows[p].start, spend: windows[p].spend };
+    for (const p of BUDGET_PERIODS) {
+      const w = windows[p];
+      out[p] = { windowStart: w.start, spend: w.spend, reserved: w.reserved };
+    }
     return out;
   };
   const warnCrossings = (p: BudgetPeriod, w: Window, t: number) => {
@@ -205,6 +225,11 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
         w.reserved += amountUsd;
         held[p] = w.start;
       }
+      if (amountUsd > 0) {
+        // With a limit, the hold is durable before the request goes on; without one, nothing is capped.
+        const written = options.persist?.(snapshot());
+        if (enabled) await written;
+      }
       return { allowed: true, reservation: { amountUsd, windows: held } };
     },
     async settle(reservation, actualUsd) {
@@ -217,7 +242,7 @@ export function createMemoryBudget(options: MemoryBudgetOptions): Budget {
         w.spend += charge;
         warnCrossings(p, w, t);
       }
-      if (charge > 0) options.onChange?.(snapshot());
+      if (charge > 0 || reservation.amountUsd > 0) void options.persist?.(snapshot());
     },
     async status() {
       return statusAt(now());

@@ -59,7 +59,7 @@ export async function createGuards(config: Config, options: GuardsOptions): Prom
     now,
     logger,
     ...(initial ? { initial } : {}),
-    onChange: (snapshot) => file.save(snapshot),
+    persist: (snapshot) => file.write(snapshot),
   });
   for (const line of budgetStateLines(await budget.status())) logger.info(line);
   return { cache, rateLimiter, budget, close: () => file.flush() };

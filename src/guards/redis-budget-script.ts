@@ -5,27 +5,32 @@ import type { Redis } from 'ioredis';
  * {spend, reserved} in integer nano-USD, expiring a day after its window;
  * `budget:holds` zset hold id -> expiry (ms); `budget:hold` hash hold id ->
  * "amount|windowKey|windowKey|windowKey". A hold whose replica died before
- * settling expires and gives its reservation back, so nothing leaks.
+ * settling expires and is settled at its amount (moved from `reserved` to
+ * `spend` of the windows it was made in): its request was forwarded and its
+ * cost is unknown, so the estimate is charged, and no reservation leaks.
  *
  * KEYS: holds, hold info, hourly window, daily window, monthly window.
  * Every script returns {spendH, reservedH, spendD, reservedD, spendM, reservedM}
  * (reserve puts `allowed` first).
  */
 const LUA_COMMON = `
-local function release(id)
+local function release(id, charge)
   local info = redis.call('HGET', KEYS[2], id)
   if info then
     local amount
     for part in string.gmatch(info, '[^|]+') do
       if not amount then amount = part
-      elseif redis.call('EXISTS', part) == 1 then redis.call('HINCRBY', part, 'reserved', '-' .. amount) end
+      elseif redis.call('EXISTS', part) == 1 then
+        redis.call('HINCRBY', part, 'reserved', '-' .. amount)
+        if charge then redis.call('HINCRBY', part, 'spend', amount) end
+      end
     end
     redis.call('HDEL', KEYS[2], id)
   end
   redis.call('ZREM', KEYS[1], id)
 end
 local function purge(now)
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)) do release(id) end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 100)) do release(id, true) end
 end
 local function windows()
   local out = {}
@@ -73,7 +78,7 @@ return w
  */
 const LUA_SETTLE = `${LUA_COMMON}
 purge(tonumber(ARGV[1]))
-if ARGV[2] ~= '' then release(ARGV[2]) end
+if ARGV[2] ~= '' then release(ARGV[2], false) end
 if tonumber(ARGV[3]) > 0 then
   for i = 3, 5 do
     redis.call('HINCRBY', KEYS[i], 'spend', ARGV[3])

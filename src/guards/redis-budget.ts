@@ -23,7 +23,10 @@ export interface RedisBudgetOptions {
   limits: BudgetLimits;
   now?: () => number;
   logger: Logger;
-  /** A hold not settled within this time is released (its replica died). Default 15 min. */
+  /**
+   * A hold not settled within this time is settled at its estimate (its replica died). Default 15 min;
+   * longer than any request lasts (`--upstream-timeout` per call).
+   */
   holdTtlMs?: number;
   /** How often the fleet's spend is re-read for `peekStatus` (`/stats`). Default 1000 ms; 0: never. */
   refreshMs?: number;

@@ -97,6 +97,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     version: VERSION,
     startedAt: now(),
     onClose: [],
+    inFlight: new Set(),
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(),
     bodies: new PrefixParser(),
@@ -167,6 +168,18 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
           await closed;
           clearInterval(sweep);
           clearTimeout(timer);
+        }
+        // Requests whose connections were just cut unwind (upstream call cancelled, event emitted):
+        // wait for them, briefly, so they reach the stats and the request log before those close.
+        if (ctx.inFlight.size > 0) {
+          let wait: NodeJS.Timeout | undefined;
+          await Promise.race([
+            Promise.allSettled([...ctx.inFlight]),
+            new Promise((resolve) => {
+              wait = setTimeout(resolve, 2_000);
+            }),
+          ]);
+          clearTimeout(wait);
         }
         for (const hook of ctx.onClose.reverse()) {
           try {

@@ -53,6 +53,12 @@ export interface ServerContext {
    * close stores). Registered by the parts that need them.
    */
   onClose: Array<() => Promise<void> | void>;
+  /**
+   * Proxied requests still running (each settles after its `request.finished` event): shutdown waits
+   * for them before the `onClose` hooks, so a request cut at the end of the grace period is still
+   * counted and logged.
+   */
+  inFlight: Set<Promise<void>>;
   /** Pricing table (shipped + `SERVICE_PRICING_PATH`); set by the stats plugin. */
   pricing?: PricingTable;
   /** Live session counters behind `/stats` and `/health`; set by the stats plugin. */

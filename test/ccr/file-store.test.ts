@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -71,6 +72,26 @@ describe('file CCR store', () => {
     const report = await store.sweep();
     expect(report).toMatchObject({ expired: 1, entries: 0, bytes: 0 });
     expect(readdirSync(shard)).toEqual([]);
+  });
+
+  it('removes at open the temporary files of writers killed mid-write, not those of live writers (issue 15 item 7)', async () => {
+    const dir = freshDir();
+    const shard = join(dir, hash.slice(0, 2));
+    await mkdir(shard, { recursive: true });
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    const dead = child.pid!;
+    await new Promise<void>((r) => {
+      child.once('exit', () => r());
+      child.kill('SIGKILL');
+    });
+    const orphan = join(shard, `${hash}.tmp-${dead}-0a0b`);
+    const live = join(shard, `${hash}.tmp-${process.pid}-0c0d`);
+    writeFileSync(orphan, 'partial');
+    writeFileSync(live, 'being written');
+    const store = createFileCcrStore({ dir, ttlMs: 60_000, logger: silentLogger });
+    await store.close();
+    expect(readdirSync(shard)).toEqual([`${hash}.tmp-${process.pid}-0c0d`]);
+    expect(readFileSync(live, 'utf8')).toBe('being written');
   });
 
   it('sweeps at most once per interval across instances, using the stamp file', async () => {

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -26,9 +27,9 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 describe('budget file', () => {
   it('round-trips a snapshot, written atomically', async () => {
     const path = join(home, 'budget.json');
-    const file = createBudgetFile(path, { logger, delayMs: 10_000 });
-    file.save({ daily: { windowStart: 1, spend: 0.5 } });
-    file.save({ daily: { windowStart: 1, spend: 0.75 } });
+    const file = createBudgetFile(path, { logger });
+    void file.write({ daily: { windowStart: 1, spend: 0.5 } });
+    void file.write({ daily: { windowStart: 1, spend: 0.75 } });
     await file.flush();
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
       schema_version: 1,
@@ -37,6 +38,39 @@ describe('budget file', () => {
     expect(await createBudgetFile(path, { logger }).load()).toEqual({
       daily: { windowStart: 1, spend: 0.75 },
     });
+  });
+
+  it('a write resolves once its snapshot or a newer one is in the file; concurrent writes share a write', async () => {
+    const path = join(home, 'budget.json');
+    const file = createBudgetFile(path, { logger });
+    const seen: number[] = [];
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        file.write({ daily: { windowStart: 1, spend: i } }).then(() => {
+          const spend = JSON.parse(readFileSync(path, 'utf8')).periods.daily.spend as number;
+          expect(spend).toBeGreaterThanOrEqual(i);
+          seen.push(spend);
+        }),
+      ),
+    );
+    expect(seen).toHaveLength(50);
+    // 50 writes asked for, far fewer made: the first, then the newest one
+    expect(new Set(seen).size).toBeLessThanOrEqual(3);
+    expect(JSON.parse(readFileSync(path, 'utf8')).periods.daily.spend).toBe(49);
+  });
+
+  it('removes at load the temporary file of a process killed mid-write (issue 15 item 7)', async () => {
+    const path = join(home, 'budget.json');
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    const dead = child.pid!;
+    await new Promise<void>((r) => {
+      child.once('exit', () => r());
+      child.kill('SIGKILL');
+    });
+    writeFileSync(`${path}.${dead}.tmp`, '{"periods":');
+    writeFileSync(`${path}.${process.pid}.tmp`, '{}');
+    await createBudgetFile(path, { logger }).load();
+    expect(readdirSync(home).sort()).toEqual([`budget.json.${process.pid}.tmp`]);
   });
 
   it('starts from zero on a missing file silently and on a malformed one with a warning', async () => {
@@ -87,6 +121,24 @@ describe('createGuards', () => {
     const status = await nextDay.budget.status();
     expect(status.daily.spend).toBe(0);
     expect(status.monthly.spend).toBe(1.25);
+  });
+
+  it('writes a hold ahead: in the file before reserve admits, charged at its estimate after a crash', async () => {
+    const first = await createGuards(config({ budget: 2 }), { now: () => T, logger });
+    const settled = await first.budget.reserve(0.25);
+    if (settled.allowed) await first.budget.settle(settled.reservation, 0.1);
+    const d = await first.budget.reserve(0.5);
+    expect(d.allowed).toBe(true);
+    // no flush, no close: the process dies here with the request in flight
+    const written = JSON.parse(readFileSync(join(home, 'budget.json'), 'utf8'));
+    expect(written.periods.daily.reserved).toBeCloseTo(0.5, 9);
+    lines = [];
+    const second = await createGuards(config({ budget: 2 }), { now: () => T + 60_000, logger });
+    expect((await second.budget.status()).daily.spend).toBeCloseTo(0.6, 9);
+    expect(lines).toContain(
+      'warn budget: requests in flight when svc last stopped are charged at their estimate',
+    );
+    await first.close();
   });
 
   it('leaves out the cache and the rate limiter when disabled', async () => {

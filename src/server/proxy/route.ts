@@ -33,7 +33,18 @@ export function upstreamFor(
  * turns failures into provider-shaped errors and emits one
  * `request.finished` event when the response has ended.
  */
-export async function handleProxy(
+export function handleProxy(
+  ctx: ServerContext,
+  req: RoutedRequest,
+  res: ServerResponse,
+  format: ProviderFormat | undefined,
+): Promise<void> {
+  const running = runProxy(ctx, req, res, format);
+  ctx.inFlight.add(running);
+  return running.finally(() => ctx.inFlight.delete(running));
+}
+
+async function runProxy(
   ctx: ServerContext,
   req: RoutedRequest,
   res: ServerResponse,

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Agent } from 'undici';
 import { SvcError } from '../../errors.js';
-import type { ProxyExchange, UpstreamClient } from '../context.js';
+import type { ProxyExchange, UpstreamCall, UpstreamClient } from '../context.js';
 
 export type { UpstreamCall, UpstreamClient } from '../context.js';
 
@@ -99,7 +99,30 @@ export function upstreamError(err: unknown, url: string): SvcError {
   );
 }
 
-/** An upstream client whose undici Agent is created on first use. */
+/**
+ * How long an idle upstream connection is kept for reuse when the upstream names no `Keep-Alive: timeout`.
+ * Shorter than the idle timeouts of common servers and load balancers (node's 5 s, nginx's 75 s, cloud
+ * balancers' 60 s and up), so svc drops a connection before the upstream does, rather than write the
+ * next request onto one the upstream has already closed.
+ */
+export const UPSTREAM_KEEP_ALIVE_MS = 4_000;
+
+/** Errors that mean the connection closed under the request (no status line had arrived). */
+const CLOSED_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+function replayable(body: UpstreamCall['body']): boolean {
+  return body === undefined || body instanceof Uint8Array;
+}
+
+/**
+ * An upstream client whose undici Agent is created on first use.
+ *
+ * A request that meets a closed connection before any byte of the answer is sent once more, on a new
+ * connection, when the connection was a reused idle one and the body is in memory: the upstream closed
+ * its end of an idle connection (its idle timeout, a balancer's, a NAT's after a long stall) while the
+ * request was on its way, so it did not act on it. A fresh connection that closes is a real failure
+ * (502), and so is a second close. Bodies streamed through unread are never sent again.
+ */
 export function createUpstreamClient(timeoutMs: number): UpstreamClient {
   let loading: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
   const load = () => {
@@ -108,27 +131,43 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
       agent: new undici.Agent({
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        keepAliveTimeout: 30_000,
+        keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS,
+        keepAliveMaxTimeout: 60_000,
         connect: { timeout: Math.min(timeoutMs, 30_000) },
       }),
     }));
     return loading;
   };
+  /** True when the pool holds an idle connection to the origin: the request will be written on it. */
+  const idleConnection = (agent: Agent, url: string): boolean => {
+    const stats = (agent as unknown as { stats?: Record<string, { free?: number }> }).stats;
+    return (stats?.[new URL(url).origin]?.free ?? 0) > 0;
+  };
   return {
     async call(call) {
       const { undici, agent } = await load();
-      try {
-        const { statusCode, headers, body } = await undici.request(call.url, {
+      const send = () =>
+        undici.request(call.url, {
           method: call.method as 'POST',
           headers: call.headers,
           body: call.body ?? null,
           signal: call.signal,
           dispatcher: agent,
         });
-        return { statusCode, headers, body };
-      } catch (err) {
-        if (call.signal.aborted || err instanceof undici.errors.RequestAbortedError) throw err;
-        throw upstreamError(err, call.url);
+      let reused = idleConnection(agent, call.url);
+      for (;;) {
+        try {
+          const { statusCode, headers, body } = await send();
+          return { statusCode, headers, body };
+        } catch (err) {
+          if (call.signal.aborted || err instanceof undici.errors.RequestAbortedError) throw err;
+          const code = (err as { code?: string })?.code;
+          if (reused && code !== undefined && CLOSED_CODES.has(code) && replayable(call.body)) {
+            reused = false;
+            continue;
+          }
+          throw upstreamError(err, call.url);
+        }
       }
     },
     async warm() {
