@@ -38,8 +38,9 @@ export function handleProxy(
   req: RoutedRequest,
   res: ServerResponse,
   format: ProviderFormat | undefined,
+  countsTokens = false,
 ): Promise<void> {
-  const running = runProxy(ctx, req, res, format);
+  const running = runProxy(ctx, req, res, format, countsTokens);
   ctx.inFlight.add(running);
   return running.finally(() => ctx.inFlight.delete(running));
 }
