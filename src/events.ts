@@ -3,10 +3,20 @@ import type { ShapeObservation } from './engine/context/types.js';
 
 /** Usage the upstream reported for one response (tokens). */
 export interface ReportedUsage {
+  /** Input billed at the base rate (cache reads and writes excluded). */
   input: number;
   output: number;
+  /** Input read from the provider's prompt cache. */
   cacheRead: number;
+  /** Input written to the prompt cache, every TTL (0 for a provider that bills writes as input). */
   cacheWrite: number;
+  /**
+   * Of `cacheWrite`, the tokens written with a 1-hour TTL (Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`), priced at the 1-hour write
+   * rate; the rest of `cacheWrite` is priced at the 5-minute rate. Absent or 0
+   * for a provider or response without that tier.
+   */
+  cacheWrite1h?: number;
 }
 
 /** How a request was handled. Bounded set: used as a metrics label. */

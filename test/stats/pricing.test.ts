@@ -141,6 +141,15 @@ describe('pricing table', () => {
 describe('request cost', () => {
   const price = priceFor(table, 'claude-sonnet-4-5')!;
 
+  it('prices 1-hour cache writes at their own rate, the rest of the writes at the 5-minute rate', () => {
+    const opus = priceFor(table, 'claude-opus-4-8')!;
+    const usage = { input: 100, output: 50, cacheRead: 10_000, cacheWrite: 3000, cacheWrite1h: 1000 };
+    // 100*5 + 50*25 + 10000*0.5 + 2000*6.25 + 1000*10 = 500 + 1250 + 5000 + 12500 + 10000 = 29250 per million
+    expect(usageCost(opus, usage)).toBeCloseTo(0.02925, 12);
+    // Without the split every write is a 5-minute write: 3000*6.25 = 18750 -> 25500 per million.
+    expect(usageCost(opus, { ...usage, cacheWrite1h: undefined })).toBeCloseTo(0.0255, 12);
+  });
+
   it('prices reported usage with cache reads and writes at their own rates', () => {
     const usage = { input: 1000, output: 500, cacheRead: 20_000, cacheWrite: 4000 };
     // 1000*3 + 500*15 + 20000*0.3 + 4000*3.75 = 3000 + 7500 + 6000 + 15000 = 31500 per million
