@@ -35,9 +35,14 @@ export interface RequestFinishedEvent {
   status: number;
   /** Status the upstream answered, when it was called. */
   upstreamStatus: number | undefined;
+  /** Tokens of the whole request as the client sent it: messages (system included) and tool definitions. */
   tokensBefore: number;
+  /** Tokens of the whole request as forwarded (svc's own svc_retrieve definition included). */
   tokensAfter: number;
+  /** Tokens compression removed: `tokensBefore - tokensAfter + tokensAdded`. */
   tokensSaved: number;
+  /** Tokens svc added to the forwarded request (the svc_retrieve tool definition); absent: 0. */
+  tokensAdded?: number;
   transforms: string[];
   /** Whole request, first byte in to last byte out. */
   latencyMs: number;
