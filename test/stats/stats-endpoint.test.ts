@@ -141,6 +141,8 @@ describe('GET /stats against the real server', () => {
       compression_savings_usd: 0.002,
       requests: 3,
       unpriced_tokens_saved: 200,
+      cli_tokens_saved: 0,
+      cli_runs: 0,
     });
     expect(body.persistent_savings.recent_history).toHaveLength(1);
     expect(body.persistent_savings.recent_history[0]).toMatchObject({
