@@ -42,6 +42,16 @@ export const lazyEngine = {
     (await lazyEngine.load()).compressMessages(messages, options, deps)) as CompressFn,
 };
 
+/**
+ * Tokens of a piece of request text outside the messages (tool definitions,
+ * the inserted svc_retrieve tool), with the engine's tokenizer for `model`
+ * (memoized by text: a tool list re-sent every turn is counted once).
+ */
+export async function countRequestText(model: string, text: string): Promise<number> {
+  if (text === '') return 0;
+  return (await lazyEngine.load()).tokenizerFor(model).countText(text);
+}
+
 /** A memo of per-content engine results shared by all requests, bounded by size (principle 4). */
 export function createEngineMemo(maxChars = 64 * 1024 * 1024): ContentMemo {
   return new LRUCache<string, string>({

@@ -4,10 +4,20 @@ import type { FormatName } from './formats/names.js';
 
 /** Usage the upstream reported for one response (tokens). */
 export interface ReportedUsage {
+  /** Input billed at the base rate (cache reads and writes excluded). */
   input: number;
   output: number;
+  /** Input read from the provider's prompt cache. */
   cacheRead: number;
+  /** Input written to the prompt cache, every TTL (0 for a provider that bills writes as input). */
   cacheWrite: number;
+  /**
+   * Of `cacheWrite`, the tokens written with a 1-hour TTL (Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`), priced at the 1-hour write
+   * rate; the rest of `cacheWrite` is priced at the 5-minute rate. Absent or 0
+   * for a provider or response without that tier.
+   */
+  cacheWrite1h?: number;
 }
 
 /** How a request was handled. Bounded set: used as a metrics label. */
@@ -26,9 +36,14 @@ export interface RequestFinishedEvent {
   status: number;
   /** Status the upstream answered, when it was called. */
   upstreamStatus: number | undefined;
+  /** Tokens of the whole request as the client sent it: messages (system included) and tool definitions. */
   tokensBefore: number;
+  /** Tokens of the whole request as forwarded (svc's own svc_retrieve definition included). */
   tokensAfter: number;
+  /** Tokens compression removed: `tokensBefore - tokensAfter + tokensAdded`. */
   tokensSaved: number;
+  /** Tokens svc added to the forwarded request (the svc_retrieve tool definition); absent: 0. */
+  tokensAdded?: number;
   transforms: string[];
   /** Whole request, first byte in to last byte out. */
   latencyMs: number;

@@ -25,6 +25,7 @@ export async function recordCompressSavings(config: Config, records: CompressSav
   await recordSavingsBatch({
     savingsPath: config.savingsPath,
     pricingPath: config.pricingPath,
-    entries: records.map((r) => ({ time: r.time, model: r.model, tokensSaved: r.tokensSaved })),
+    // Offline: nothing went to a provider, so its tokens are recorded under source `cli`, never as USD.
+    entries: records.map((r) => ({ time: r.time, tokensSaved: r.tokensSaved, source: 'cli' as const })),
   });
 }

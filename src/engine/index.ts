@@ -6,6 +6,9 @@ import { History } from './history.js';
 import type { EngineOptions } from './options.js';
 import { type PipelineEnv, runPipeline, type Transform } from './pipeline.js';
 import { tokenizerFor } from './tokens.js';
+
+export { tokenizerFor } from './tokens.js';
+
 import { dedupeTransform, losslessDedupeTransform } from './transforms/dedupe.js';
 import { losslessRouteTransform, routeTransform } from './transforms/route.js';
 import type { ChatMessage, ContentMemo, EngineOutput, Tokenizer } from './types.js';

@@ -17,13 +17,18 @@ export interface RequestCost {
   billed: boolean;
 }
 
-/** USD for reported usage; each kind of token at its own rate. */
+/**
+ * USD for reported usage; each tier at its own rate: base input, output,
+ * cache reads, 5-minute cache writes and 1-hour cache writes.
+ */
 export function usageCost(price: ModelPrice, usage: ReportedUsage): number {
+  const write1h = Math.min(usage.cacheWrite1h ?? 0, usage.cacheWrite);
   return (
     (usage.input * price.input +
       usage.output * price.output +
       usage.cacheRead * price.cacheRead +
-      usage.cacheWrite * price.cacheWrite) /
+      (usage.cacheWrite - write1h) * price.cacheWrite +
+      write1h * price.cacheWrite1h) /
     PER_MILLION
   );
 }

@@ -27,6 +27,8 @@ export const ROLLUP_COLUMNS: readonly (keyof RollupEntry)[] = [
   'unpriced_tokens_saved',
   'total_tokens_saved',
   'total_compression_savings_usd',
+  'cli_tokens_saved',
+  'cli_runs',
 ];
 
 /** A validated export request. */

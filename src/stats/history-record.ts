@@ -27,6 +27,9 @@ export interface RollupEntry {
   requests: number;
   /** Tokens saved for models without a known price (included in `tokens_saved`, not in USD). */
   unpriced_tokens_saved: number;
+  /** Tokens saved by offline `svc compress` runs (source `cli`): apart, never USD, not in `tokens_saved`. */
+  cli_tokens_saved: number;
+  cli_runs: number;
   /** Lifetime tokens saved at the end of the period. */
   total_tokens_saved: number;
   /** Lifetime USD saved at the end of the period. */
@@ -76,6 +79,8 @@ export function buildSeries(data: SavingsData, period: Period, now: number): Rol
       compression_savings_usd: amount.compression_savings_usd,
       requests: amount.requests,
       unpriced_tokens_saved: amount.unpriced_tokens_saved,
+      cli_tokens_saved: amount.cli_tokens_saved ?? 0,
+      cli_runs: amount.cli_runs ?? 0,
       total_tokens_saved: 0,
       total_compression_savings_usd: 0,
     });

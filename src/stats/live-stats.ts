@@ -26,15 +26,18 @@ export interface LiveTotals {
     by_mode: Record<RequestMode, number>;
   };
   tokens: {
-    /** Input tokens clients sent, counted before compression. */
+    /** Tokens of the whole requests clients sent (system, tools, messages), counted before compression. */
     input: number;
     /** Output tokens the upstream reported. */
     output: number;
+    /** Tokens compression removed, of requests answered (status < 400) and not from the cache. */
     saved: number;
     /** saved / input x 100, two decimals. */
     savings_percent: number;
-    /** Input tokens forwarded after compression (counted). */
+    /** Tokens of the whole requests as forwarded (counted). */
     sent: number;
+    /** Tokens svc added to forwarded requests (its svc_retrieve definition): input - sent = saved - added. */
+    added: number;
     /** Cache-read and cache-write input tokens the upstream reported. */
     cache_read: number;
     cache_write: number;
@@ -67,7 +70,16 @@ export class LiveStats {
       compression_failed: 0,
       by_mode: zeroModes(),
     },
-    tokens: { input: 0, output: 0, saved: 0, savings_percent: 0, sent: 0, cache_read: 0, cache_write: 0 },
+    tokens: {
+      input: 0,
+      output: 0,
+      saved: 0,
+      savings_percent: 0,
+      sent: 0,
+      added: 0,
+      cache_read: 0,
+      cache_write: 0,
+    },
     cost: { total_cost_usd: 0, total_savings_usd: 0, estimated_requests: 0, unpriced_requests: 0 },
   };
   private readonly history: Checkpoint[] = [];
@@ -83,6 +95,7 @@ export class LiveStats {
     if (event.compressionFailed) requests.compression_failed += 1;
     tokens.input += event.tokensBefore;
     tokens.sent += event.tokensAfter;
+    tokens.added += event.tokensAdded ?? 0;
     if (countsAsSaving(event)) tokens.saved += event.tokensSaved;
     tokens.savings_percent = tokens.input > 0 ? round2((tokens.saved / tokens.input) * 100) : 0;
     if (event.usage) {

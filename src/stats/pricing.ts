@@ -8,7 +8,10 @@ export interface ModelPrice {
   input: number;
   output: number;
   cacheRead: number;
+  /** Cache writes (Anthropic's 5-minute write; OpenAI bills writes as input). */
   cacheWrite: number;
+  /** Anthropic's 1-hour cache write; the 5-minute rate when the table gives none. */
+  cacheWrite1h: number;
 }
 
 /** A loaded pricing table: the shipped one, with a user's table merged over it. */
@@ -19,8 +22,9 @@ export interface PricingTable {
   asOf: string;
   /** Files read, shipped one first. */
   files: string[];
-  /** Model keys, longest first (the matching order). */
+  /** Model keys (exact ids), sorted. */
   keys: string[];
+  /** Every exact id and documented alias -> its price. */
   prices: Map<string, ModelPrice>;
 }
 
@@ -32,7 +36,15 @@ const FIELDS = [
   ['output', 'output'],
   ['cache_read', 'cacheRead'],
   ['cache_write', 'cacheWrite'],
+  ['cache_write_1h', 'cacheWrite1h'],
 ] as const;
+
+/** A missing rate falls back: cache read and write to input (no prompt caching), 1-hour write to the write. */
+function fallback(e: Record<string, unknown>, key: (typeof FIELDS)[number][1]): unknown {
+  if (key === 'cacheRead' || key === 'cacheWrite') return e.input;
+  if (key === 'cacheWrite1h') return e.cache_write ?? e.input;
+  return undefined;
+}
 
 function bad(file: string, message: string, cause?: unknown): SvcError {
   return new SvcError('SVC_BAD_CONFIG', `pricing table ${file}: ${message}`, { cause, details: { file } });
@@ -63,16 +75,20 @@ export function parsePricingFile(file: string): ParsedTable {
   for (const [name, entry] of Object.entries(models as Record<string, unknown>)) {
     if (typeof entry !== 'object' || entry === null) throw bad(file, `models["${name}"] must be an object`);
     const e = entry as Record<string, unknown>;
-    const price = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    const price = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 };
     for (const [jsonKey, key] of FIELDS) {
-      // A missing cache rate falls back to the input rate (a provider without prompt caching).
-      const value = e[jsonKey] ?? (key === 'cacheRead' || key === 'cacheWrite' ? e.input : undefined);
+      const value = e[jsonKey] ?? fallback(e, key);
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
         throw bad(file, `models["${name}"].${jsonKey} must be a number >= 0 (USD per million tokens)`);
       }
       price[key] = value;
     }
     prices.set(normalizeModel(name), price);
+    const aliases = e.aliases ?? [];
+    if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string' || a === '')) {
+      throw bad(file, `models["${name}"].aliases must be a list of model ids`);
+    }
+    for (const alias of aliases as string[]) prices.set(normalizeModel(alias), price);
   }
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   return { source: text(doc.source), asOf: text(doc.as_of), prices };
@@ -95,14 +111,16 @@ export function loadPricing(options: { pricingPath?: string | undefined } = {}):
     source = user.source || `${options.pricingPath} over ${shipped.source}`;
     asOf = user.asOf || asOf;
   }
-  const keys = [...prices.keys()].sort((a, b) => b.length - a.length || a.localeCompare(b));
+  const keys = [...prices.keys()].sort();
   return { source, asOf, files, keys, prices };
 }
 
 /**
- * Lower-cases a model name and strips routing prefixes (`openai/`, `anthropic.`,
- * Vertex's `@date`), so `anthropic/claude-3-5-sonnet@20240620` reads as
- * `claude-3-5-sonnet-20240620`.
+ * Lower-cases a model name and strips routing prefixes and suffixes (`openai/`,
+ * `anthropic.`, Vertex's `@date`, Bedrock's `-v1:0`), so
+ * `anthropic/claude-sonnet-4-5@20250929` and
+ * `us.anthropic.claude-sonnet-4-5-20250929-v1:0` read as `claude-sonnet-4-5-20250929`.
+ * The id itself is kept whole: no prefix of it stands for it.
  */
 export function normalizeModel(model: string): string {
   return model
@@ -110,16 +128,18 @@ export function normalizeModel(model: string): string {
     .toLowerCase()
     .replace(/^.*\//, '')
     .replace(/^((us|eu|apac)\.)?(anthropic|openai)\./, '')
-    .replace('@', '-');
+    .replace('@', '-')
+    .replace(/-v\d+(:\d+)?$/, '');
 }
 
 const MATCH_MEMO = new WeakMap<PricingTable, Map<string, string | null>>();
 const MATCH_MEMO_MAX = 1000;
 
 /**
- * The table key a model matches: the key itself, or the longest key followed
- * by `-` (dated snapshots such as `gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`).
- * Undefined for a model the table does not know.
+ * The table key a model matches: its exact id or a documented alias listed
+ * in the table (after routing prefixes are stripped). No prefix guessing:
+ * `claude-opus-4-9` is not `claude-opus-4`, it is unknown. Undefined for a
+ * model the table does not know (its cost is null, counted as unpriced).
  */
 export function matchModel(table: PricingTable, model: string | undefined): string | undefined {
   if (!model) return undefined;
@@ -131,7 +151,7 @@ export function matchModel(table: PricingTable, model: string | undefined): stri
   const hit = memo.get(model);
   if (hit !== undefined) return hit ?? undefined;
   const m = normalizeModel(model);
-  const key = table.prices.has(m) ? m : table.keys.find((k) => m.startsWith(`${k}-`));
+  const key = table.prices.has(m) ? m : undefined;
   // Bounded: model names come from clients.
   if (memo.size >= MATCH_MEMO_MAX) memo.clear();
   memo.set(model, key ?? null);

@@ -17,7 +17,7 @@ local p, nowIso, minute = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local entries = cjson.decode(ARGV[4])
 local maxCp = tonumber(ARGV[5])
 local cutoffs = cjson.decode(ARGV[6])
-local ints = {'tokens_saved', 'requests', 'unpriced_tokens_saved'}
+local ints = {'tokens_saved', 'requests', 'unpriced_tokens_saved', 'cli_tokens_saved', 'cli_runs'}
 for _, e in ipairs(entries) do
   for _, f in ipairs(ints) do redis.call('HINCRBY', p .. 'lifetime', f, e.a[f]) end
   redis.call('HINCRBYFLOAT', p .. 'lifetime', 'compression_savings_usd', e.a.compression_savings_usd)

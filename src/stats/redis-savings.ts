@@ -43,6 +43,8 @@ const AMOUNT_FIELDS = [
   'compression_savings_usd',
   'requests',
   'unpriced_tokens_saved',
+  'cli_tokens_saved',
+  'cli_runs',
 ] as const;
 const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 

@@ -28,6 +28,13 @@ export interface SavingsAmount {
   requests: number;
   /** Tokens saved for models without a known price: in `tokens_saved`, not in the USD. */
   unpriced_tokens_saved: number;
+  /**
+   * Tokens saved by offline `svc compress` runs (source `cli`): nothing was
+   * sent to a provider, so they are never USD and never in `tokens_saved`.
+   */
+  cli_tokens_saved: number;
+  /** `svc compress` inputs that saved tokens (source `cli`). */
+  cli_runs: number;
 }
 
 /** A point of the lifetime totals, written when savings are flushed. */
@@ -53,7 +60,14 @@ export type SavingsDelta = Map<number, SavingsAmount>;
 
 /** A zero amount. */
 export function zeroAmount(): SavingsAmount {
-  return { tokens_saved: 0, compression_savings_usd: 0, requests: 0, unpriced_tokens_saved: 0 };
+  return {
+    tokens_saved: 0,
+    compression_savings_usd: 0,
+    requests: 0,
+    unpriced_tokens_saved: 0,
+    cli_tokens_saved: 0,
+    cli_runs: 0,
+  };
 }
 
 /** A fresh, empty file body. */
@@ -76,6 +90,8 @@ export function addAmount(a: SavingsAmount, b: SavingsAmount): void {
   a.compression_savings_usd = roundUsd(a.compression_savings_usd + b.compression_savings_usd);
   a.requests += b.requests;
   a.unpriced_tokens_saved += b.unpriced_tokens_saved;
+  a.cli_tokens_saved = (a.cli_tokens_saved ?? 0) + (b.cli_tokens_saved ?? 0);
+  a.cli_runs = (a.cli_runs ?? 0) + (b.cli_runs ?? 0);
 }
 
 /** One saving: `savingsUsd` undefined means the model's price is unknown. */
@@ -83,6 +99,8 @@ export interface SavingsRecord {
   time: number;
   tokensSaved: number;
   savingsUsd: number | undefined;
+  /** Who saved it: a proxied or `/v1/compress` request (default), or an offline `svc compress` run (`cli`, tokens only). */
+  source?: 'proxy' | 'cli';
 }
 
 /** Adds one saving to a pending delta. */
@@ -93,7 +111,12 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
     amount = zeroAmount();
     delta.set(hour, amount);
   }
+  if (record.source === 'cli') {
+    addAmount(amount, { ...zeroAmount(), cli_tokens_saved: record.tokensSaved, cli_runs: 1 });
+    return;
+  }
   addAmount(amount, {
+    ...zeroAmount(),
     tokens_saved: record.tokensSaved,
     compression_savings_usd: record.savingsUsd ?? 0,
     requests: 1,

@@ -16,6 +16,8 @@ export interface SavingsEntry {
   model?: string | undefined;
   /** USD saved; when omitted it is priced from `model` (unknown model: no USD, counted as unpriced). */
   savingsUsd?: number | undefined;
+  /** `cli`: an offline `svc compress` run, recorded as tokens under its own source, never priced. */
+  source?: 'proxy' | 'cli';
 }
 
 export interface RecordSavingsBatchOptions {
@@ -51,15 +53,19 @@ export async function recordSavingsBatch(options: RecordSavingsBatchOptions): Pr
   const entries = options.entries.filter((e) => e.tokensSaved > 0);
   let pricing = options.pricing;
   for (const entry of entries) {
+    const time0 =
+      entry.time === undefined ? now() : typeof entry.time === 'number' ? entry.time : entry.time.getTime();
+    if (entry.source === 'cli') {
+      file.record({ time: time0, tokensSaved: entry.tokensSaved, savingsUsd: undefined, source: 'cli' });
+      continue;
+    }
     let usd = entry.savingsUsd;
     if (usd === undefined && entry.model) {
       pricing ??= loadPricing({ pricingPath: options.pricingPath });
       const price = priceFor(pricing, entry.model);
       usd = price ? savingsCost(price, entry.tokensSaved) : undefined;
     }
-    const time =
-      entry.time === undefined ? now() : typeof entry.time === 'number' ? entry.time : entry.time.getTime();
-    file.record({ time, tokensSaved: entry.tokensSaved, savingsUsd: usd });
+    file.record({ time: time0, tokensSaved: entry.tokensSaved, savingsUsd: usd });
   }
   if (entries.length > 0 && !(await file.close(120))) {
     throw new SvcError('SVC_STORE_UNAVAILABLE', `savings could not be written to ${options.savingsPath}`, {

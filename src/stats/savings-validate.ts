@@ -17,7 +17,14 @@ const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse
 function amount(v: unknown, where: string): SavingsAmount {
   if (!isObj(v)) throw new MalformedSavingsError(`${where} is not an object`);
   const out: Obj = {};
-  for (const key of ['tokens_saved', 'compression_savings_usd', 'requests', 'unpriced_tokens_saved']) {
+  for (const key of [
+    'tokens_saved',
+    'compression_savings_usd',
+    'requests',
+    'unpriced_tokens_saved',
+    'cli_tokens_saved',
+    'cli_runs',
+  ]) {
     const value = v[key] ?? (key === 'tokens_saved' || key === 'compression_savings_usd' ? undefined : 0);
     if (!isCount(value)) throw new MalformedSavingsError(`${where}.${key} is not a number >= 0`);
     out[key] = value;

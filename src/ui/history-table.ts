@@ -60,5 +60,13 @@ export function historyTable(record: HistoryRecord, series: SeriesName, width?: 
     usd(e.total_compression_savings_usd),
   ]);
   const { text, hidden, width: w } = fitTable(columns, rows, opts);
-  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\n`;
+  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}${cliNote(record.lifetime)}\n`;
+}
+
+/** Offline `svc compress` savings, shown apart: tokens only, never USD. */
+function cliNote(lifetime: { cli_tokens_saved?: number; cli_runs?: number }): string {
+  const tokens = lifetime.cli_tokens_saved ?? 0;
+  return tokens > 0
+    ? `\nsvc compress (cli, no USD): ${int(tokens)} tokens in ${int(lifetime.cli_runs ?? 0)} runs`
+    : '';
 }

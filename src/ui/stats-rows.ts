@@ -108,6 +108,14 @@ export function statsLines(snapshot: StatsSnapshot): StatsLines {
         items: [
           ['tokens saved', int(s.persistent_savings.lifetime.tokens_saved)],
           ['saved', usd(s.persistent_savings.lifetime.compression_savings_usd)],
+          ...((s.persistent_savings.lifetime.cli_tokens_saved ?? 0) > 0
+            ? ([
+                [
+                  'svc compress tokens (cli, no USD)',
+                  int(s.persistent_savings.lifetime.cli_tokens_saved ?? 0),
+                ],
+              ] as StatsRow['items'])
+            : []),
         ],
       },
     ],

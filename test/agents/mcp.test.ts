@@ -145,7 +145,15 @@ describe('svc mcp', () => {
       // The savings went to the savings file: svc_stats reads them from it.
       const stats = JSON.parse(textOf(await client.callTool({ name: 'svc_stats', arguments: {} }))) as Json;
       expect(stats.source).toBe('file');
-      expect((stats.lifetime as { tokens_saved: number }).tokens_saved).toBe(result.tokens_saved);
+      // Compressed locally, nothing sent to a provider: recorded under source cli, no USD.
+      const lifetime = stats.lifetime as {
+        tokens_saved: number;
+        cli_tokens_saved: number;
+        compression_savings_usd: number;
+      };
+      expect(lifetime.cli_tokens_saved).toBe(result.tokens_saved);
+      expect(lifetime.tokens_saved).toBe(0);
+      expect(lifetime.compression_savings_usd).toBe(0);
     } finally {
       await client.close();
       rmSync(local, { recursive: true, force: true });

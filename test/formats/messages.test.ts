@@ -199,6 +199,24 @@ describe('messages format: usage', () => {
     expect(messagesFormat.usageFromJson({ content: [] })).toBeUndefined();
   });
 
+  it('reads the cache writes split by TTL (5-minute and 1-hour), JSON and SSE alike', () => {
+    const usage = {
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 700,
+      cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 500 },
+    };
+    const expected = { input: 10, output: 5, cacheRead: 100, cacheWrite: 700, cacheWrite1h: 500 };
+    expect(messagesFormat.usageFromJson({ usage })).toEqual(expected);
+    const reader = messagesFormat.createSseUsageReader();
+    reader.onEvent('message_start', JSON.stringify({ type: 'message_start', message: { usage } }));
+    expect(reader.usage()).toEqual(expected);
+    // Only the split given: the total is its sum.
+    const { cache_creation_input_tokens: _total, ...splitOnly } = usage;
+    expect(messagesFormat.usageFromJson({ usage: splitOnly })).toEqual(expected);
+  });
+
   it('from SSE message_start + message_delta (cumulative output)', () => {
     const reader = messagesFormat.createSseUsageReader();
     reader.onEvent(

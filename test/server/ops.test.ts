@@ -93,7 +93,11 @@ describe('--log-file', () => {
       upstream_status: 200,
       transforms: ['fake:marker'],
     });
-    expect(lines[0].tokens_saved).toBe(lines[0].tokens_before - lines[0].tokens_after);
+    // Whole requests: the forwarded one carries svc's svc_retrieve definition (tokens_added).
+    expect(lines[0].tokens_added).toBeGreaterThan(0);
+    expect(lines[0].tokens_saved).toBe(
+      lines[0].tokens_before - lines[0].tokens_after + lines[0].tokens_added,
+    );
     expect(typeof lines[0].latency_ms).toBe('number');
     expect(lines[1]).toMatchObject({ path: '/v1/compress', status: 400 });
     expect(text).not.toContain('sk-ant-secret-value');

@@ -66,7 +66,50 @@ describe('a server and several concurrent `svc compress` runs on one savings fil
     srv = undefined;
 
     const disk = JSON.parse(await readFile(join(home, 'proxy_savings.json'), 'utf8'));
-    expect(disk.lifetime.tokens_saved).toBe(serverSaved + cliSaved);
+    // Offline runs are recorded under their own source (cli), apart from what went through the proxy.
+    expect(disk.lifetime.tokens_saved).toBe(serverSaved);
+    expect(disk.lifetime.cli_tokens_saved).toBe(cliSaved);
     expect((await readdir(home)).filter((n) => n.includes('.lock') || n.includes('.tmp'))).toEqual([]);
   });
+});
+
+describe('`svc compress` run 10 times (offline runs are not dollars)', () => {
+  it('leaves the lifetime USD and proxy tokens unchanged; its tokens are shown under source cli', async () => {
+    srv = await startServer(home);
+    const { ctx } = srv.server;
+    // One proxied saving first, priced: $3/M x 1000 tokens on claude-sonnet-4-5.
+    publishFinished(
+      ctx,
+      finishedEvent({ model: 'claude-sonnet-4-5', tokensSaved: 1000, tokensBefore: 2000, tokensAfter: 1000 }),
+    );
+    await ctx.savings!.flush();
+    const before = JSON.parse(await readFile(join(home, 'proxy_savings.json'), 'utf8'));
+    expect(before.lifetime.compression_savings_usd).toBeCloseTo(0.003, 10);
+    const file = join('fixtures/samples', 'json-array.chat.json');
+    let cliSaved = 0;
+    for (let batch = 0; batch < 2; batch++) {
+      const saved = await Promise.all(Array.from({ length: 5 }, () => compressRun([file])));
+      cliSaved += saved.reduce((a, b) => a + b, 0);
+    }
+    expect(cliSaved).toBeGreaterThan(0);
+    await ctx.savings!.flush();
+    const after = JSON.parse(await readFile(join(home, 'proxy_savings.json'), 'utf8'));
+    expect(after.lifetime.compression_savings_usd).toBe(before.lifetime.compression_savings_usd);
+    expect(after.lifetime.tokens_saved).toBe(1000);
+    expect(after.lifetime.requests).toBe(1);
+    expect(after.lifetime.cli_tokens_saved).toBe(cliSaved);
+    expect(after.lifetime.cli_runs).toBe(10);
+    // /stats-history says the same, apart.
+    const history = (await (await fetch(`${srv.url}/stats-history`)).json()) as {
+      lifetime: Record<string, number>;
+      series: { daily: Array<Record<string, number>> };
+    };
+    expect(history.lifetime).toMatchObject({
+      tokens_saved: 1000,
+      compression_savings_usd: 0.003,
+      cli_tokens_saved: cliSaved,
+      cli_runs: 10,
+    });
+    expect(history.series.daily.at(-1)).toMatchObject({ tokens_saved: 1000, cli_tokens_saved: cliSaved });
+  }, 120_000);
 });

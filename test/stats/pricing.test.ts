@@ -16,17 +16,19 @@ afterEach(async () => {
 describe('pricing table', () => {
   it('ships source and as_of with OpenAI and Anthropic models', () => {
     const doc = JSON.parse(readFileSync(SHIPPED_PRICING_PATH, 'utf8'));
-    expect(doc.source).toMatch(/openai\.com.*anthropic\.com/);
+    expect(doc.source).toMatch(/claude\.com.*openai\.com/);
     expect(doc.as_of).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(table.asOf).toBe(doc.as_of);
     for (const m of [
       'gpt-4o',
       'gpt-4.1',
       'gpt-5',
-      'o3',
+      'claude-opus-4-8',
       'claude-sonnet-4-5',
+      'claude-sonnet-4-5-20250929',
       'claude-opus-4-1',
       'claude-haiku-4-5',
+      'claude-haiku-4-5-20251001',
     ]) {
       expect(table.prices.has(m), m).toBe(true);
     }
@@ -34,20 +36,47 @@ describe('pricing table', () => {
 
   it.each([
     ['gpt-4o', 'gpt-4o'],
-    ['gpt-4o-2024-08-06', 'gpt-4o'],
-    ['gpt-4o-mini-2024-07-18', 'gpt-4o-mini'],
-    ['openai/gpt-4.1-mini', 'gpt-4.1-mini'],
-    ['claude-sonnet-4-5-20250929', 'claude-sonnet-4-5'],
-    ['claude-3-5-sonnet-latest', 'claude-3-5-sonnet'],
-    ['us.anthropic.claude-3-5-haiku-20241022-v1:0', 'claude-3-5-haiku'],
-    ['claude-3-5-sonnet@20240620', 'claude-3-5-sonnet'],
+    ['gpt-4o-2024-08-06', 'gpt-4o-2024-08-06'],
+    ['gpt-4o-mini-2024-07-18', 'gpt-4o-mini-2024-07-18'],
+    ['openai/gpt-4.1', 'gpt-4.1'],
+    ['claude-sonnet-4-5-20250929', 'claude-sonnet-4-5-20250929'],
+    ['claude-sonnet-4-5', 'claude-sonnet-4-5'],
+    ['claude-opus-4-8', 'claude-opus-4-8'],
+    ['us.anthropic.claude-haiku-4-5-20251001-v1:0', 'claude-haiku-4-5-20251001'],
+    ['claude-sonnet-4-5@20250929', 'claude-sonnet-4-5-20250929'],
+    ['anthropic.claude-opus-4-8', 'claude-opus-4-8'],
     ['GPT-4O', 'gpt-4o'],
   ])('matches %s to %s', (model, key) => {
     expect(matchModel(table, model)).toBe(key);
   });
 
-  it.each(['llama-3-70b', 'gpt-4.5-preview-x', 'gpt-4o1', 'claude', ''])('knows nothing of %j', (model) => {
+  it.each([
+    'llama-3-70b',
+    'gpt-4.5-preview-x',
+    'gpt-4o1',
+    'claude',
+    '',
+    // No prefix guessing: an id the table does not list is unknown, however close.
+    'claude-opus-4-9',
+    'claude-opus-5-5',
+    'claude-opus-4',
+    'gpt-4o-2099-01-01',
+    'claude-sonnet-4-5-latest',
+  ])('knows nothing of %j', (model) => {
     expect(matchModel(table, model)).toBeUndefined();
+  });
+
+  it('prices the same model and its documented aliases alike, with the 1-hour write rate', () => {
+    expect(priceFor(table, 'claude-sonnet-4-5')).toBe(priceFor(table, 'claude-sonnet-4-5-20250929'));
+    expect(priceFor(table, 'claude-opus-4-8')).toEqual({
+      input: 5,
+      output: 25,
+      cacheRead: 0.5,
+      cacheWrite: 6.25,
+      cacheWrite1h: 10,
+    });
+    // OpenAI bills cache writes as input; no 1-hour tier.
+    expect(priceFor(table, 'gpt-4o')?.cacheWrite1h).toBe(2.5);
   });
 
   it('merges a SERVICE_PRICING_PATH table over the shipped one', async () => {
@@ -66,12 +95,19 @@ describe('pricing table', () => {
       }),
     );
     const merged = loadPricing({ pricingPath: file });
-    expect(priceFor(merged, 'gpt-4o')).toEqual({ input: 1, output: 2, cacheRead: 0.5, cacheWrite: 1 });
-    expect(priceFor(merged, 'llama-3-70b-instruct')).toEqual({
+    expect(priceFor(merged, 'gpt-4o')).toEqual({
+      input: 1,
+      output: 2,
+      cacheRead: 0.5,
+      cacheWrite: 1,
+      cacheWrite1h: 1,
+    });
+    expect(priceFor(merged, 'llama-3-70b')).toEqual({
       input: 0.6,
       output: 0.6,
       cacheRead: 0.6,
       cacheWrite: 0.6,
+      cacheWrite1h: 0.6,
     });
     expect(priceFor(merged, 'claude-sonnet-4-5')?.input).toBe(3);
     expect(merged.asOf).toBe('2026-01-01');
@@ -105,6 +141,15 @@ describe('pricing table', () => {
 describe('request cost', () => {
   const price = priceFor(table, 'claude-sonnet-4-5')!;
 
+  it('prices 1-hour cache writes at their own rate, the rest of the writes at the 5-minute rate', () => {
+    const opus = priceFor(table, 'claude-opus-4-8')!;
+    const usage = { input: 100, output: 50, cacheRead: 10_000, cacheWrite: 3000, cacheWrite1h: 1000 };
+    // 100*5 + 50*25 + 10000*0.5 + 2000*6.25 + 1000*10 = 500 + 1250 + 5000 + 12500 + 10000 = 29250 per million
+    expect(usageCost(opus, usage)).toBeCloseTo(0.02925, 12);
+    // Without the split every write is a 5-minute write: 3000*6.25 = 18750 -> 25500 per million.
+    expect(usageCost(opus, { ...usage, cacheWrite1h: undefined })).toBeCloseTo(0.0255, 12);
+  });
+
   it('prices reported usage with cache reads and writes at their own rates', () => {
     const usage = { input: 1000, output: 500, cacheRead: 20_000, cacheWrite: 4000 };
     // 1000*3 + 500*15 + 20000*0.3 + 4000*3.75 = 3000 + 7500 + 6000 + 15000 = 31500 per million
@@ -116,7 +161,7 @@ describe('request cost', () => {
     expect(cost.costUsd).toBeCloseTo(0.0315, 12);
     expect(cost.savingsUsd).toBeCloseTo(0.006, 12); // 2000 x $3/M
     expect(cost.estimated).toBe(false);
-    expect(cost.modelKey).toBe('claude-sonnet-4-5');
+    expect(cost.modelKey).toBe('claude-sonnet-4-5-20250929');
   });
 
   it('falls back to the counted tokens sent when no usage was reported', () => {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
 import { getJson, startServer, type TestServer, tempHome } from './helpers.js';
 
 // Requests driven through the real proxy routes to a loopback mock upstream.
@@ -112,5 +113,49 @@ describe('stats of requests sent through the proxy', () => {
     expect(health.stats.total_requests).toBe(2);
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
     expect(metrics).toMatch(/service_requests_total\{mode="optimize"\} 2/);
+  });
+
+  it('leaves a model absent from the table unpriced: cost null, counted, one log line (no prefix guess)', async () => {
+    const base = await mockUpstream();
+    const lines: string[] = [];
+    srv = await startServer(home, {
+      flags: { 'compat-api-url': base, 'messages-api-url': base, cache: false },
+      logger: createLogger({ level: 'info', write: (l) => lines.push(l) }),
+    });
+    const costs: Array<number | undefined> = [];
+    srv.server.ctx.bus.on('request.finished', (e) => costs.push(e.costUsd));
+    // claude-opus-4-9 is not in the table; the old longest-prefix rule priced it as a neighbour.
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${srv.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'test-key',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify({
+          model: 'claude-opus-4-9',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: reads response JSON by path
+    let stats: Record<string, any> = {};
+    for (let i = 0; i < 50; i++) {
+      stats = (await getJson(`${srv.url}/stats`)).body;
+      if (stats.requests.total >= 2) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(costs).toEqual([undefined, undefined]);
+    expect(stats.cost.unpriced_requests).toBe(2);
+    expect(stats.cost.total_cost_usd).toBe(0);
+    // The upstream's usage is still counted as tokens.
+    expect(stats.tokens.cache_read).toBe(6000);
+    const notes = lines.filter((l) => l.includes('no price for this model'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain('claude-opus-4-9');
   });
 });

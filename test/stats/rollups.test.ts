@@ -61,6 +61,8 @@ describe('savings data', () => {
       compression_savings_usd: 0.0011,
       requests: 3,
       unpriced_tokens_saved: 50,
+      cli_tokens_saved: 0,
+      cli_runs: 0,
     });
     expect(data.rollups.hourly['2026-03-01T10:00:00.000Z']).toMatchObject({ tokens_saved: 150, requests: 2 });
     expect(data.rollups.daily['2026-03-01T00:00:00.000Z']?.tokens_saved).toBe(150);
@@ -128,6 +130,8 @@ describe('rollup series', () => {
       compression_savings_usd: 0.25,
       requests: 1,
       unpriced_tokens_saved: 0,
+      cli_tokens_saved: 0,
+      cli_runs: 0,
       total_tokens_saved: 100,
       total_compression_savings_usd: 0.25,
     });
@@ -152,8 +156,8 @@ describe('rollup series', () => {
     });
     expect(Object.keys(record.series)).toEqual(['hourly', 'daily', 'weekly', 'monthly']);
     expect(historyCsv(record, 'monthly')).toBe(
-      'timestamp,period_end,tokens_saved,compression_savings_usd,requests,unpriced_tokens_saved,total_tokens_saved,total_compression_savings_usd\n' +
-        '2026-03-01T00:00:00.000Z,2026-04-01T00:00:00.000Z,140,0.35,2,0,140,0.35\n',
+      'timestamp,period_end,tokens_saved,compression_savings_usd,requests,unpriced_tokens_saved,total_tokens_saved,total_compression_savings_usd,cli_tokens_saved,cli_runs\n' +
+        '2026-03-01T00:00:00.000Z,2026-04-01T00:00:00.000Z,140,0.35,2,0,140,0.35,0,0\n',
     );
     expect(historyCsv(buildHistoryRecord(emptySavings(0), now), 'history')).toBe(
       'timestamp,total_tokens_saved,compression_savings_usd\n',

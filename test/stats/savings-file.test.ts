@@ -180,6 +180,8 @@ describe('recordSavings / recordSavingsBatch (for svc compress)', () => {
       tokens_saved: 5000,
       compression_savings_usd: 0.01,
       unpriced_tokens_saved: 1000,
+      cli_tokens_saved: 0,
+      cli_runs: 0,
     });
     await recordSavings({ savingsPath: path, tokensSaved: 0, model: 'gpt-4o' });
     expect((await readJson(path)).lifetime.requests).toBe(2);

@@ -123,6 +123,7 @@ describe('GET /stats against the real server', () => {
       saved: 600 + 200 + 200,
       savings_percent: Math.round((1000 / input) * 10_000) / 100,
       sent: 400 + 500 + 0 + 700 + 800 + 100 + 100 + 400,
+      added: 0,
       cache_read: 100,
       cache_write: 40,
     });
@@ -140,6 +141,8 @@ describe('GET /stats against the real server', () => {
       compression_savings_usd: 0.002,
       requests: 3,
       unpriced_tokens_saved: 200,
+      cli_tokens_saved: 0,
+      cli_runs: 0,
     });
     expect(body.persistent_savings.recent_history).toHaveLength(1);
     expect(body.persistent_savings.recent_history[0]).toMatchObject({

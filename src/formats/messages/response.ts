@@ -9,11 +9,17 @@ export function usageOf(raw: unknown, into: Partial<ReportedUsage>): void {
   const input = intField(raw.input_tokens);
   const output = intField(raw.output_tokens);
   const read = intField(raw.cache_read_input_tokens);
-  const write = intField(raw.cache_creation_input_tokens);
+  let write = intField(raw.cache_creation_input_tokens);
+  // The split by TTL, when present: `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`.
+  const split = isObject(raw.cache_creation) ? raw.cache_creation : undefined;
+  const w5m = split ? intField(split.ephemeral_5m_input_tokens) : undefined;
+  const w1h = split ? intField(split.ephemeral_1h_input_tokens) : undefined;
+  if (write === undefined && (w5m !== undefined || w1h !== undefined)) write = (w5m ?? 0) + (w1h ?? 0);
   if (input !== undefined) into.input = input;
   if (output !== undefined) into.output = output;
   if (read !== undefined) into.cacheRead = read;
   if (write !== undefined) into.cacheWrite = write;
+  if (w1h !== undefined) into.cacheWrite1h = Math.min(w1h, write ?? w1h);
 }
 
 /** Usage once input or output was seen; undefined before. */
@@ -24,13 +30,15 @@ export function complete(u: Partial<ReportedUsage>): ReportedUsage | undefined {
     output: u.output ?? 0,
     cacheRead: u.cacheRead ?? 0,
     cacheWrite: u.cacheWrite ?? 0,
+    ...(u.cacheWrite1h ? { cacheWrite1h: u.cacheWrite1h } : {}),
   };
 }
 
 /**
  * Usage in the messages format: `input_tokens` (billed at the base rate,
  * excluding cache reads and writes), `output_tokens`,
- * `cache_read_input_tokens`, `cache_creation_input_tokens`.
+ * `cache_read_input_tokens`, `cache_creation_input_tokens` (with its split
+ * `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`).
  */
 export function usageFromJson(body: unknown): ReportedUsage | undefined {
   if (!isObject(body)) return undefined;

@@ -21,6 +21,7 @@ export function requestLogLine(e: RequestFinishedEvent): string {
     tokens_before: e.tokensBefore,
     tokens_after: e.tokensAfter,
     tokens_saved: e.tokensSaved,
+    tokens_added: e.tokensAdded ?? 0,
     transforms: e.transforms,
     latency_ms: e.latencyMs,
     overhead_ms: e.overheadMs,

@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import { compressAndStore } from '../../compression.js';
+import { compressAndStore, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
 import { parseRequest, spliceRequest } from '../../formats/index.js';
+import type { ParsedRequest } from '../../formats/types.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
 import { readBody } from '../read-body.js';
@@ -91,6 +92,17 @@ export const compressStage: ProxyStage = {
   },
 };
 
+/**
+ * Tokens of the request's tool definitions (top-level `tools`, the field every
+ * supported API uses), counted as their JSON text: the provider bills them as
+ * input on every turn.
+ */
+async function toolTokens(parsed: ParsedRequest): Promise<number> {
+  const tools = parsed.body.tools;
+  if (!Array.isArray(tools) || tools.length === 0) return 0;
+  return countRequestText(parsed.model ?? 'unknown', JSON.stringify(tools));
+}
+
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
 export const spliceStage: ProxyStage = {
   name: 'splice',
@@ -100,16 +112,19 @@ export const spliceStage: ProxyStage = {
       try {
         const spliced = spliceRequest(format, text, parsed, output, ex.hints);
         const r = output.result;
-        ex.event.tokensBefore = r.tokens_before;
+        // The whole request: the messages (system prompt included) and the tool definitions,
+        // which svc forwards unchanged (docs/stats.md).
+        const tools = await toolTokens(parsed);
+        ex.event.tokensBefore = r.tokens_before + tools;
         if (spliced !== undefined) {
           ex.outBody = Buffer.from(spliced, 'utf8');
           ex.spliced = { body: ex.outBody, text: spliced };
           ex.outEncoding = undefined;
-          ex.event.tokensAfter = r.tokens_after;
+          ex.event.tokensAfter = r.tokens_after + tools;
           ex.event.tokensSaved = r.tokens_saved;
           ex.event.transforms = r.transforms_applied;
         } else {
-          ex.event.tokensAfter = r.tokens_before;
+          ex.event.tokensAfter = r.tokens_before + tools;
         }
       } catch (err) {
         ex.event.tokensBefore = 0;

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { countRequestText } from '../../compression.js';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { sseEvents } from '../../formats/index.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
@@ -58,6 +59,24 @@ async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { 
 }
 
 /**
+ * Tokens the inserted svc_retrieve definition adds to the forwarded tool list:
+ * the tools as forwarded less the tools as sent, each counted whole as the
+ * proxy counts them (`toolTokens` in proxy/stages.ts).
+ */
+async function insertedToolTokens(ex: ProxyExchange, insert: string): Promise<number> {
+  const model = ex.parsed?.model ?? 'unknown';
+  const sent = Array.isArray(ex.parsed?.body.tools) ? (ex.parsed.body.tools as unknown[]) : [];
+  let tool: unknown;
+  try {
+    tool = JSON.parse(insert.slice(insert.indexOf('{'), insert.lastIndexOf('}') + 1));
+  } catch {
+    return countRequestText(model, insert);
+  }
+  const before = sent.length > 0 ? await countRequestText(model, JSON.stringify(sent)) : 0;
+  return (await countRequestText(model, JSON.stringify([...sent, tool]))) - before;
+}
+
+/**
  * Offers the retrieval tool (see `offersRetrieval`): a request with tools gets
  * `svc_retrieve` appended to them on every request, the same way every time,
  * so a conversation's tools stay byte-identical from its first request to its
@@ -104,6 +123,12 @@ export const retrievalToolStage: ProxyStage = {
     ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.retrieval = { text: withTool, format };
+    if (edit && ex.event.tokensBefore > 0) {
+      // The inserted tool definition is part of the request as forwarded (docs/stats.md).
+      const added = await insertedToolTokens(ex, edit.insert);
+      ex.event.tokensAfter += added;
+      ex.event.tokensAdded = added;
+    }
     return next();
   },
 };
