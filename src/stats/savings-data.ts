@@ -131,8 +131,8 @@ function addBy(into: AmountBy, from: AmountBy, max: number): void {
         const named = Object.keys(have).filter((k) => k !== BY_OTHER).length;
         if (named >= max) key = BY_OTHER;
       }
-      have[key] ??= [0, 0, 0, 0];
-      const row = have[key];
+      const row: ByAmount = have[key] ?? [0, 0, 0, 0];
+      have[key] = row;
       row[0] += amount[0];
       row[1] = roundUsd(row[1] + amount[1]);
       row[2] += amount[2];
