@@ -40,7 +40,7 @@ describe('dashboard breakdown table', () => {
     const rows = () =>
       page
         .locator('#breakdown-table tbody tr')
-        .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent ?? '')));
+        .evaluateAll((trs) => trs.map((tr) => Array.from(tr.children, (c) => c.textContent ?? '')));
     expect(await page.locator('#breakdown-dimension').textContent()).toBe('project');
     const projects = await rows();
     expect(projects.map((r) => [r[0], r[1], r[3]])).toEqual([
