@@ -186,14 +186,15 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
         one.by[d] = { [value]: [record.tokensSaved, record.savingsUsd ?? 0, 1, unpriced] };
     }
   }
-  addAmount(amount, one);
+  // Unwritten deltas keep as many values as the lifetime totals; the rollup buckets cap them when applied.
+  addAmount(amount, one, BY_LIFETIME_MAX_VALUES);
 }
 
 /** Adds every entry of `from` into `into`. */
 export function mergeDeltas(into: SavingsDelta, from: SavingsDelta): void {
   for (const [hour, amount] of from) {
     const have = into.get(hour);
-    if (have) addAmount(have, amount);
+    if (have) addAmount(have, amount, BY_LIFETIME_MAX_VALUES);
     else into.set(hour, structuredClone(amount));
   }
 }
