@@ -27,7 +27,7 @@ export type ClientName = (typeof CLIENTS)[number];
 
 /** User-agent patterns, first match wins. */
 const CLIENT_PATTERNS: readonly [RegExp, ClientName][] = [
-  [/^claude-cli\//i, 'claude-code'], // `claude-cli/2.0.14 (external, cli)`
+  [/^claude-cli\//i, 'claude-code'], // `claude-cli/2.1.197 (external, sdk-cli)`
   [/^codex(_[a-z_]+)?\//i, 'codex'], // `codex_cli_rs/0.46.0 (...)`, `codex_exec/...`, `codex_vscode/...`
   [/^(azure)?openai\/|^openai-(python|node)\b/i, 'openai-sdk'], // `OpenAI/JS 5.1.0`, `OpenAI/Python 1.99.1`
   [/^anthropic\/|^anthropic-(python|typescript|sdk)\b/i, 'anthropic-sdk'], // `Anthropic/JS 0.60.0`, `Anthropic/Python 0.64.0`

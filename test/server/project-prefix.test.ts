@@ -131,6 +131,8 @@ describe('the /p/NAME/ project prefix', () => {
 describe('client from the user agent', () => {
   it.each([
     ['claude-cli/2.0.14 (external, cli)', 'claude-code'],
+    ['claude-cli/2.1.197 (external, sdk-cli)', 'claude-code'], // what `claude -p` sent in test/agents
+    ['codex_exec/0.169.0 (Debian 12.0.0; x86_64) unknown (codex_exec; 0.169.0)', 'codex'],
     ['codex_cli_rs/0.46.0 (Ubuntu 24.4.0; x86_64) xterm-256color', 'codex'],
     ['codex_exec/0.46.0 (Mac OS 15.0.0; arm64) unknown', 'codex'],
     ['OpenAI/JS 5.12.2', 'openai-sdk'],
