@@ -31,6 +31,8 @@ export function requestLogLine(e: RequestFinishedEvent): string {
     compression_failed: e.compressionFailed,
     error_code: e.errorCode ?? null,
     key_hash: e.keyHash ?? null,
+    project: e.project ?? null,
+    client: e.client ?? null,
   });
 }
 
