@@ -157,8 +157,42 @@ function commandOf(args: Record<string, unknown>): string {
   return typeof c === 'string' ? c : '';
 }
 
-/** Kind of a shell command line: by its first program, after `cd DIR &&` and env assignments. */
+/** The commands of a `&&`/`;` chain (separators inside quotes do not count). */
+function chainedCommands(command: string): string[] {
+  const out: string[] = [];
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i < command.length; i++) {
+    const ch = command[i]!;
+    if (quote) {
+      if (ch === quote) quote = '';
+    } else if (ch === "'" || ch === '"') quote = ch;
+    else if (ch === ';' || (ch === '&' && command[i + 1] === '&')) {
+      out.push(command.slice(start, i));
+      if (ch === '&') i++;
+      start = i + 1;
+    }
+  }
+  out.push(command.slice(start));
+  return out.map((c) => c.trim()).filter((c) => c !== '');
+}
+
+/**
+ * Kind of a shell command line. A chain (`sed -n '1,80p' a.ts && cat b.ts`)
+ * is a read when every command in it reads or lists (`cd` and `echo`
+ * separators aside) and at least one reads, a listing when all list: its
+ * output is those files or paths, nothing else.
+ */
 export function commandKind(command: string): ToolKind | undefined {
+  const chain = chainedCommands(command).filter((c) => !/^(?:cd|echo|printf)(?:\s|$)/.test(c));
+  if (chain.length <= 1) return simpleCommandKind(chain[0] ?? '');
+  const kinds = chain.map(simpleCommandKind);
+  if (!kinds.every((k) => k === 'read' || k === 'list')) return undefined;
+  return kinds.includes('read') ? 'read' : 'list';
+}
+
+/** Kind of one shell command: by its first program, after `cd DIR &&` and env assignments. */
+function simpleCommandKind(command: string): ToolKind | undefined {
   let cmd = command.trim().replace(/^(?:cd\s+\S+\s*(?:&&|;)\s*)+/, '');
   cmd = cmd.replace(/^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/, '').replace(/\s(?:\d?>&\d|2>\s*\/dev\/null)/g, '');
   const bare = cmd.replace(/'[^']*'|"[^"]*"/g, "''");

@@ -100,6 +100,26 @@ describe('file reads stay lossless at first sight', () => {
     expect(out.ccrEntries.size).toBe(0);
   });
 
+  it('two files printed by one chained shell command (Codex `sed -n … && sed -n …`) keep every line', () => {
+    const plain = (from: number) =>
+      sourceFile(220, from)
+        .split('\n')
+        .map((l) => l.replace(/^ *\d+→/, ''))
+        .join('\n');
+    const output = `Chunk ID: 1a2b3c\nProcess exited with code 0\nOutput:\n${plain(1)}\n${plain(400)}`;
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'compare the two handlers' },
+      call('x1', 'exec_command', { cmd: "sed -n '1,220p' src/a.ts && sed -n '400,620p' src/b.ts" }),
+      { role: 'tool', tool_call_id: 'x1', content: output },
+      { role: 'user', content: 'go on' },
+    ];
+    const out = compressMessages(messages, { model: 'gpt-4o' });
+    const shown = text(out.result.messages[2]!);
+    expect(out.ccrEntries.size).toBe(0);
+    expect(parseMarkers(shown)).toEqual([]);
+    for (const line of output.split('\n')) expect(shown).toContain(line);
+  });
+
   it('a read shown again becomes a marker that names the hash of the exact text', () => {
     const file = sourceFile(120);
     const again = sourceFile(60, 31); // lines 31-90, read again
@@ -173,6 +193,14 @@ describe('tool kinds', () => {
     expect(commandKind('cat a.ts > b.ts')).toBeUndefined();
     expect(commandKind('bun test && cat out.log')).toBeUndefined();
     expect(commandKind('grep -rn foo src')).toBeUndefined();
+    // chains of reads are reads; a chain with any other command is not
+    expect(commandKind("sed -n '1,220p' a.md && sed -n '1,80p' b.md")).toBe('read');
+    expect(commandKind('cat a.md && echo "---" && cat b.md; nl -ba c.ts')).toBe('read');
+    expect(commandKind('ls src && ls test')).toBe('list');
+    expect(commandKind('ls src && cat src/a.ts')).toBe('read');
+    expect(commandKind("cat a.ts && sed -i 's/a/b/' a.ts")).toBeUndefined();
+    expect(commandKind("grep -n 'x && cat y' a.ts")).toBeUndefined();
+    expect(commandKind('cd /repo && echo start')).toBeUndefined();
     expect(toolKind('Edit', '{}')).toBeUndefined();
   });
 });
