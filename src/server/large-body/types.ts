@@ -1,0 +1,117 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ToinAdvice } from '../../engine/context/types.js';
+import type { EngineOutput } from '../../engine/types.js';
+import type { RequestFinishedEvent } from '../../events.js';
+import type { FormatName } from '../../formats/names.js';
+
+/**
+ * What the main thread and the large-body worker say to each other. The body
+ * goes over once (in shared memory); everything that comes back is small
+ * (facts, counts) except the new body (transferred, not copied) and the CCR
+ * originals (which the main thread stores).
+ */
+
+/** Reads a body: parse it, and count what the guards need. */
+export interface ReadRequest {
+  type: 'read';
+  id: number;
+  format: FormatName;
+  /** The decoded body (a view of a `SharedArrayBuffer` when it arrived large: no copy). */
+  bytes: Uint8Array;
+  path: string;
+  search: string;
+  /** `x-service-bypass` or `--no-optimize`: parse for the guards only. */
+  skipCompression: boolean;
+  /** What the guards will need (`guardNeeds`). */
+  needs: { tokens: boolean; cacheKey: boolean };
+  /** Hash of the client's key (cache key partition, CCR owner). */
+  keyHash: string | undefined;
+  headers: IncomingHttpHeaders;
+}
+
+/** Compresses the body a `read` kept: engine, splice, retrieval tool. */
+export interface CompressRequest {
+  type: 'compress';
+  id: number;
+  /** TOIN's advice at the time of the call. */
+  toin: ToinAdvice | undefined;
+}
+
+/** Forgets the body a `read` kept (the request ended without compressing it). */
+export interface ReleaseRequest {
+  type: 'release';
+  id: number;
+}
+
+export type WorkerRequest = ReadRequest | CompressRequest | ReleaseRequest;
+
+/** What the main thread needs of a large body, as small values (no re-parse). */
+export interface BodyFacts {
+  /** The body is a JSON object. */
+  object: boolean;
+  model: string | undefined;
+  stream: boolean;
+  /** `maxOutputTokens(body)`: the budget's output estimate. */
+  maxOutputTokens: number;
+  /** Tokens of the messages as sent (when the guards asked; 0: not readable). */
+  inputTokens: number;
+  /** The response-cache key (when the guards asked and the body is an object). */
+  cacheKey: string | undefined;
+  /** Messages the engine would get (0: nothing to compress). */
+  messages: number;
+  /** Compression is off: bypass, or the body is not JSON or not the format. */
+  skipCompression: boolean;
+  mode: RequestFinishedEvent['mode'];
+}
+
+/** One log line of the worker, replayed by the main thread's logger. */
+export interface WorkerLog {
+  level: 'error' | 'warn' | 'info' | 'debug';
+  message: string;
+  fields: Record<string, unknown> | undefined;
+}
+
+/** The event fields compression and splicing fill in. */
+export type CompressedFields = Partial<
+  Pick<
+    RequestFinishedEvent,
+    'tokensBefore' | 'tokensAfter' | 'tokensSaved' | 'transforms' | 'tokensAdded' | 'compressionFailed'
+  >
+>;
+
+/** What `compress` produced. */
+export interface Compressed {
+  event: CompressedFields;
+  /** The body to forward (identity encoding), when it changed; else the original goes. */
+  body: ArrayBuffer | undefined;
+  /** The retrieval tool was offered: the retrieval loop continues this body. */
+  retrieval: boolean;
+  /** CCR entries (hash, original) to store before forwarding. */
+  entries: Array<[string, string]>;
+  observations: NonNullable<EngineOutput['observations']>;
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; facts: BodyFacts; logs: WorkerLog[] }
+  | { id: number; ok: true; compressed: Compressed; logs: WorkerLog[] }
+  | { id: number; ok: false; error: string; logs: WorkerLog[] };
+
+/** A large body held by the worker between `read` and `compress`. */
+export interface LargeBodyJob {
+  id: number;
+  facts: BodyFacts;
+}
+
+/** The main thread's side of the large-body worker (`LargeBodyPool`). */
+export interface LargeBodies {
+  /** Bodies of this many bytes or more go to the worker. */
+  readonly threshold: number;
+  /** True when `bytes` is large enough for the worker. */
+  takes(bytes: Buffer | undefined): bytes is Buffer;
+  read(request: Omit<ReadRequest, 'type' | 'id'>): Promise<LargeBodyJob>;
+  compress(job: LargeBodyJob, toin: ToinAdvice | undefined): Promise<Compressed>;
+  release(job: LargeBodyJob): void;
+  /** Counters for tests and diagnostics. */
+  readonly stats: { reads: number; compressions: number; failures: number; started: number };
+  close(): Promise<void>;
+}

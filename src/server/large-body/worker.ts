@@ -1,0 +1,49 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../../config/options.js';
+import type { WorkerReply, WorkerRequest } from './types.js';
+import { LargeBodyWork } from './work.js';
+
+/**
+ * The large-body worker thread (`LargeBodyPool` starts it): reads and
+ * compresses the bodies the main thread sends, one message at a time.
+ */
+if (!parentPort) throw new Error('the large-body worker runs in a worker thread');
+const port = parentPort;
+const work = new LargeBodyWork((workerData as { config: Config }).config);
+
+port.on('message', (request: WorkerRequest) => {
+  void handle(request);
+});
+
+let queue: Promise<void> = Promise.resolve();
+
+/** Runs requests one after the other (a compress awaits the engine, which may be async). */
+function handle(request: WorkerRequest): Promise<void> {
+  queue = queue.then(async () => {
+    work.logs = [];
+    let reply: WorkerReply;
+    let transfer: ArrayBuffer[] = [];
+    try {
+      if (request.type === 'release') {
+        work.release(request.id);
+        return;
+      }
+      if (request.type === 'read')
+        reply = { id: request.id, ok: true, facts: work.read(request), logs: work.logs };
+      else {
+        const done = await work.compress(request.id, request.toin);
+        transfer = done.transfer;
+        reply = { id: request.id, ok: true, compressed: done.compressed, logs: work.logs };
+      }
+    } catch (err) {
+      reply = {
+        id: request.id,
+        ok: false,
+        error: err instanceof Error ? err.message : String(err),
+        logs: work.logs,
+      };
+    }
+    port.postMessage(reply, transfer);
+  });
+  return queue;
+}
