@@ -19,8 +19,9 @@ import type {
  * The main thread's side of the large-body worker: one worker thread,
  * started on the first large body (never at start-up), that parses, counts
  * and compresses bodies of `--large-body-bytes` or more so the event loop
- * keeps answering. Its memory is returned by ending it: right after a job
- * of `TERMINATE_AFTER_BYTES` or more, else after `IDLE_MS` without work.
+ * keeps answering. Its memory is returned by ending it: as soon as it is
+ * idle after a body of `TERMINATE_AFTER_BYTES` or more or when its heap has
+ * grown past `TERMINATE_AFTER_HEAP`, else after `IDLE_MS` without work.
  * A job that fails or runs past its time rejects (the caller forwards the
  * original bytes and counts the failure, principle 1); a timeout ends the
  * worker, and the next large body starts a new one.
@@ -30,6 +31,8 @@ import type {
 export const IDLE_MS = 60_000;
 /** A worker that handled a body this large ends as soon as it is idle: its heap goes back to the system. */
 export const TERMINATE_AFTER_BYTES = 16 * 1024 * 1024;
+/** A worker whose heap is this large after a job ends as soon as it is idle. */
+export const TERMINATE_AFTER_HEAP = 256 * 1024 * 1024;
 /** Longest a `read` (parse, token count, cache key) may take. */
 export const READ_TIMEOUT_MS = 30_000;
 /** Time a `compress` may take beyond `--engine-timeout` (splicing, the retrieval tool, the copy back). */
@@ -62,6 +65,8 @@ export class LargeBodyPool implements LargeBodies {
   private idle: NodeJS.Timeout | undefined;
   /** The largest body the current worker has handled. */
   private largest = 0;
+  /** The worker's heap size after its last job (bytes). */
+  private heap = 0;
 
   constructor(
     private readonly config: Config,
@@ -124,9 +129,11 @@ export class LargeBodyPool implements LargeBodies {
     worker.unref();
     this.stats.started += 1;
     this.largest = 0;
+    this.heap = 0;
     worker.on('message', (reply: WorkerReply) => {
       const p = this.pending.get(reply.id);
       this.replay(reply.logs);
+      this.heap = reply.heap;
       if (!p) return;
       this.pending.delete(reply.id);
       clearTimeout(p.timer);
@@ -195,7 +202,7 @@ export class LargeBodyPool implements LargeBodies {
       this.worker = undefined;
       void worker.terminate();
     };
-    if (this.largest >= TERMINATE_AFTER_BYTES) end();
+    if (this.largest >= TERMINATE_AFTER_BYTES || this.heap >= TERMINATE_AFTER_HEAP) end();
     else {
       this.idle = setTimeout(end, IDLE_MS);
       this.idle.unref();

@@ -91,10 +91,17 @@ export interface Compressed {
   observations: NonNullable<EngineOutput['observations']>;
 }
 
+/** What every reply carries: the job's log lines, and the worker's heap size after it (bytes). */
+interface ReplyCommon {
+  id: number;
+  logs: WorkerLog[];
+  heap: number;
+}
+
 export type WorkerReply =
-  | { id: number; ok: true; facts: BodyFacts; logs: WorkerLog[] }
-  | { id: number; ok: true; compressed: Compressed; logs: WorkerLog[] }
-  | { id: number; ok: false; error: string; logs: WorkerLog[] };
+  | (ReplyCommon & { ok: true; facts: BodyFacts })
+  | (ReplyCommon & { ok: true; compressed: Compressed })
+  | (ReplyCommon & { ok: false; error: string });
 
 /** A large body held by the worker between `read` and `compress`. */
 export interface LargeBodyJob {

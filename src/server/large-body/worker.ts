@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../../config/options.js';
 import type { WorkerReply, WorkerRequest } from './types.js';
@@ -29,11 +30,11 @@ function handle(request: WorkerRequest): Promise<void> {
         return;
       }
       if (request.type === 'read')
-        reply = { id: request.id, ok: true, facts: work.read(request), logs: work.logs };
+        reply = { id: request.id, ok: true, facts: work.read(request), logs: work.logs, heap: 0 };
       else {
         const done = await work.compress(request.id, request.toin);
         transfer = done.transfer;
-        reply = { id: request.id, ok: true, compressed: done.compressed, logs: work.logs };
+        reply = { id: request.id, ok: true, compressed: done.compressed, logs: work.logs, heap: 0 };
       }
     } catch (err) {
       reply = {
@@ -41,8 +42,10 @@ function handle(request: WorkerRequest): Promise<void> {
         ok: false,
         error: err instanceof Error ? err.message : String(err),
         logs: work.logs,
+        heap: 0,
       };
     }
+    reply.heap = getHeapStatistics().total_heap_size;
     port.postMessage(reply, transfer);
   });
   return queue;
