@@ -42,6 +42,10 @@ export async function readInWorker(ex: ProxyExchange, pool: LargeBodies, decoded
     });
     ex.large = job;
     ex.onFinish.push(() => pool.release(job));
+    ex.ctx.logger.debug('request body read in the large-body worker', {
+      path: ex.path,
+      bytes: decoded.length,
+    });
     const { facts } = job;
     ex.event.model = facts.model;
     ex.event.stream = facts.stream;
