@@ -155,6 +155,48 @@ describe('large bodies (svc serve)', () => {
   }, 60_000);
 });
 
+describe('large bodies: the guards see what the worker read', () => {
+  it('cache: the same large body twice is answered from the cache the second time', async () => {
+    upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));
+    const { url, stderr } = await serve(['--large-body-bytes', '1000', '--log-level', 'debug']);
+    const body = logConversation(0.2);
+    const first = await post(url, body);
+    const second = await post(url, body);
+    expect(stderr()).toContain('request body read in the large-body worker');
+    expect(first.headers.get('x-service-cache')).toBe('MISS');
+    expect(second.headers.get('x-service-cache')).toBe('HIT');
+    expect(upstream.requests).toHaveLength(1);
+  }, 30_000);
+
+  it('rate limit: the tokens the worker counted are charged (429 over --rate-limit-tpm)', async () => {
+    // no usage in the answer: the bucket keeps the estimate, the tokens the worker counted
+    upstream = await startMockUpstream((_r, res) =>
+      replyJson(res, 200, { ...MESSAGES_REPLY, usage: undefined }),
+    );
+    const { url } = await serve(['--large-body-bytes', '1000', '--rate-limit-tpm', '1000', '--no-cache']);
+    // the first passes with a full bucket and leaves a debt of its tokens; the next is refused for it
+    expect((await post(url, logConversation(0.2))).status).toBe(200);
+    const res = await fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: logConversation(0.1),
+    });
+    expect(res.status).toBe(429);
+    expect(await res.text()).toMatch(/token/i);
+    expect(upstream.requests).toHaveLength(1);
+  }, 30_000);
+
+  it('budget: the model the worker read is priced (an unpriced one is refused, 402)', async () => {
+    upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));
+    const { url } = await serve(['--large-body-bytes', '1000', '--budget', '5']);
+    const body = logConversation(0.2).replace('"claude-sonnet-4-5"', '"no-such-model-7"');
+    const res = await fetch(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
+    expect(res.status).toBe(402);
+    expect(await res.text()).toContain('no-such-model-7');
+    expect(upstream.requests).toHaveLength(0);
+  }, 30_000);
+});
+
 describe('large bodies: a failing worker', () => {
   for (const [fixture, phase] of [
     ['worker-exits.mjs', 'reading'],
