@@ -10,6 +10,7 @@ import type {
   LargeBodies,
   LargeBodyJob,
   ReadRequest,
+  WorkerEntry,
   WorkerLog,
   WorkerReply,
   WorkerRequest,
@@ -65,6 +66,8 @@ export class LargeBodyPool implements LargeBodies {
   private idle: NodeJS.Timeout | undefined;
   /** The largest body the current worker has handled. */
   private largest = 0;
+  /** CCR entries received for each compression under way (`WorkerEntry`). */
+  private readonly entries = new Map<number, Array<[string, string]>>();
   /** The worker's heap size after its last job (bytes). */
   private heap = 0;
 
@@ -100,11 +103,14 @@ export class LargeBodyPool implements LargeBodies {
     this.stats.compressions += 1;
     const timeout = this.config.engineTimeout > 0 ? this.config.engineTimeout + COMPRESS_GRACE_MS : 0;
     const size = this.held.get(job.id) ?? 0;
+    const entries: Array<[string, string]> = [];
+    this.entries.set(job.id, entries);
     try {
       const reply = await this.call({ type: 'compress', id: job.id, toin }, timeout, size);
       if (!('compressed' in reply)) throw new Error('the worker answered a compress with no result');
-      return reply.compressed;
+      return { ...reply.compressed, entries };
     } finally {
+      this.entries.delete(job.id);
       this.held.delete(job.id);
       this.settle();
     }
@@ -130,7 +136,11 @@ export class LargeBodyPool implements LargeBodies {
     this.stats.started += 1;
     this.largest = 0;
     this.heap = 0;
-    worker.on('message', (reply: WorkerReply) => {
+    worker.on('message', (reply: WorkerReply | WorkerEntry) => {
+      if ('entry' in reply) {
+        this.entries.get(reply.id)?.push(reply.entry);
+        return;
+      }
       const p = this.pending.get(reply.id);
       this.replay(reply.logs);
       this.heap = reply.heap;

@@ -86,7 +86,7 @@ export interface Compressed {
   body: ArrayBuffer | undefined;
   /** The retrieval tool was offered: the retrieval loop continues this body. */
   retrieval: boolean;
-  /** CCR entries (hash, original) to store before forwarding. */
+  /** CCR entries (hash, original) to store before forwarding (each sent ahead in a `WorkerEntry`). */
   entries: Array<[string, string]>;
   observations: NonNullable<EngineOutput['observations']>;
 }
@@ -96,6 +96,16 @@ interface ReplyCommon {
   id: number;
   logs: WorkerLog[];
   heap: number;
+}
+
+/**
+ * One CCR entry of a compression, sent ahead of its reply: one message per
+ * entry, so the main thread takes the originals in pieces between other work
+ * rather than all at once.
+ */
+export interface WorkerEntry {
+  id: number;
+  entry: [string, string];
 }
 
 export type WorkerReply =

@@ -1,7 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../../config/options.js';
-import type { WorkerReply, WorkerRequest } from './types.js';
+import type { WorkerEntry, WorkerReply, WorkerRequest } from './types.js';
 import { LargeBodyWork } from './work.js';
 
 /**
@@ -34,6 +34,9 @@ function handle(request: WorkerRequest): Promise<void> {
       else {
         const done = await work.compress(request.id, request.toin);
         transfer = done.transfer;
+        for (const entry of done.compressed.entries)
+          port.postMessage({ id: request.id, entry } satisfies WorkerEntry);
+        done.compressed.entries = [];
         reply = { id: request.id, ok: true, compressed: done.compressed, logs: work.logs, heap: 0 };
       }
     } catch (err) {
