@@ -155,6 +155,56 @@ describe('large bodies (svc serve)', () => {
   }, 60_000);
 });
 
+describe('large bodies: POST /v1/compress', () => {
+  it('answers the same with or without the worker, /health answering meanwhile; a bad body is still a 400', async () => {
+    upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));
+    const flags = ['--engine-timeout', '0'];
+    const inProcess = await serve([...flags, '--large-body-bytes', '0']);
+    const inWorker = await serve([...flags, '--large-body-bytes', '1000', '--log-level', 'debug']);
+    const lines = LINE.repeat(4000);
+    const messages: unknown[] = [{ role: 'user', content: 'Why does the build fail?' }];
+    for (let i = 0; i < 12; i++) {
+      const call = { id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: '{}' } };
+      messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      messages.push({
+        role: 'tool',
+        tool_call_id: `call_${i}`,
+        content: lines.replaceAll('12345', String(i)),
+      });
+    }
+    messages.push({ role: 'user', content: 'So?' });
+    const body = JSON.stringify({ model: 'gpt-4o', messages });
+    const compress = (url: string, text: string) =>
+      fetch(`${url}/v1/compress`, { method: 'POST', headers: HEADERS, body: text });
+    const a = await compress(inProcess.url, body);
+    let done = false;
+    let polls = 0;
+    const poll = (async () => {
+      while (!done) {
+        await (await fetch(`${inWorker.url}/health`)).text();
+        polls += 1;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const b = await compress(inWorker.url, body);
+    const [ta, tb] = [await a.text(), await b.text()];
+    done = true;
+    await poll;
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(inWorker.stderr()).toContain('/v1/compress body read in the large-body worker');
+    const result = JSON.parse(tb) as { tokens_saved: number };
+    expect(result.tokens_saved).toBeGreaterThan(0);
+    expect(tb).toBe(ta);
+    expect(polls).toBeGreaterThanOrEqual(3);
+    // a body that is not a valid request: the same 400 as in process
+    const bad = JSON.stringify({ model: 'gpt-4o', messages: [{ content: 'x'.repeat(5000) }] });
+    const [ea, eb] = [await compress(inProcess.url, bad), await compress(inWorker.url, bad)];
+    expect(eb.status).toBe(400);
+    expect(await eb.text()).toBe(await ea.text());
+  }, 60_000);
+});
+
 describe('large bodies: the guards see what the worker read', () => {
   it('cache: the same large body twice is answered from the cache the second time', async () => {
     upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));

@@ -184,7 +184,7 @@ export const cacheRecordStage: ProxyStage = {
 
 /**
  * Rate-limits `POST /v1/compress` per service key, in buckets of its own
- * (prefix `compress:`), reserving the tokens counted on `messages`; the
+ * (prefix `compress:`), reserving the tokens counted on `messages` (`counted`: the large-body worker counted them); the
  * hold is settled with the request's `tokens_before`. Returns false when it
  * answered 429.
  */
@@ -195,10 +195,12 @@ export async function guardCompress(
   event: RequestFinishedEvent,
   messages: ChatMessage[],
   model: string,
+  counted?: number,
 ): Promise<boolean> {
   const limiter = ctx.guards?.rateLimiter;
   if (!limiter) return true;
-  const tokens = tokenizerFor(model).countMessages(messages);
+  // `counted`: the large-body worker counted them
+  const tokens = counted ?? tokenizerFor(model).countMessages(messages);
   const decision = await limiter.acquire(`compress:${clientKeyHash(req, event)}`, tokens);
   if (!decision.allowed) {
     reject(event, 429, 'SVC_RATE_LIMITED', true);

@@ -3,9 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../../config/options.js';
 import type { ToinAdvice } from '../../engine/context/types.js';
+import { SvcError, type SvcErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { keeps } from './facts.js';
 import type {
+  ApiCompressed,
+  ApiJob,
+  ApiReadRequest,
   Compressed,
   LargeBodies,
   LargeBodyJob,
@@ -116,7 +120,42 @@ export class LargeBodyPool implements LargeBodies {
     }
   }
 
-  release(job: LargeBodyJob): void {
+  async apiRead(request: Omit<ApiReadRequest, 'type' | 'id'>): Promise<ApiJob> {
+    const id = ++this.seq;
+    const size = request.bytes.byteLength;
+    this.stats.reads += 1;
+    try {
+      const reply = await this.call({ type: 'api-read', id, ...request }, READ_TIMEOUT_MS, size);
+      if (!('api' in reply)) throw new Error('the worker answered a read with no facts');
+      this.held.set(id, size);
+      return { id, facts: reply.api };
+    } finally {
+      this.settle();
+    }
+  }
+
+  async apiCompress(job: ApiJob, bypass: boolean, toin: ToinAdvice | undefined): Promise<ApiCompressed> {
+    if (!this.held.has(job.id)) throw new Error('the worker no longer holds this body');
+    this.stats.compressions += 1;
+    const timeout = this.config.engineTimeout > 0 ? this.config.engineTimeout + COMPRESS_GRACE_MS : 0;
+    const entries: Array<[string, string]> = [];
+    this.entries.set(job.id, entries);
+    try {
+      const reply = await this.call(
+        { type: 'api-compress', id: job.id, bypass, toin },
+        timeout,
+        this.held.get(job.id) ?? 0,
+      );
+      if (!('apiCompressed' in reply)) throw new Error('the worker answered a compress with no result');
+      return { ...reply.apiCompressed, entries };
+    } finally {
+      this.entries.delete(job.id);
+      this.held.delete(job.id);
+      this.settle();
+    }
+  }
+
+  release(job: LargeBodyJob | ApiJob): void {
     if (!this.held.delete(job.id)) return;
     this.worker?.postMessage({ type: 'release', id: job.id } satisfies WorkerRequest);
     this.settle();
@@ -177,7 +216,11 @@ export class LargeBodyPool implements LargeBodies {
       this.pending.set(request.id, {
         resolve: (reply) => {
           if (reply.ok) resolve(reply);
-          else {
+          else if (reply.svc) {
+            // the request's own error (not a valid body, the engine's timeout): the caller answers it
+            const { code, message, status, details } = reply.svc;
+            reject(new SvcError(code as SvcErrorCode, message, { status, details }));
+          } else {
             this.stats.failures += 1;
             reject(new Error(reply.error));
           }

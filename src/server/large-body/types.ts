@@ -43,7 +43,54 @@ export interface ReleaseRequest {
   id: number;
 }
 
-export type WorkerRequest = ReadRequest | CompressRequest | ReleaseRequest;
+/** `POST /v1/compress`: reads a `{messages, model}` body (and counts its tokens when asked). */
+export interface ApiReadRequest {
+  type: 'api-read';
+  id: number;
+  bytes: Uint8Array;
+  /** Count the messages' tokens (the rate limit, or a bypass, needs them). */
+  countTokens: boolean;
+  /** Hash of the client's key (CCR owner). */
+  keyHash: string | undefined;
+}
+
+/** `POST /v1/compress`: compresses the body an `api-read` kept and writes the response body. */
+export interface ApiCompressRequest {
+  type: 'api-compress';
+  id: number;
+  bypass: boolean;
+  toin: ToinAdvice | undefined;
+}
+
+export type WorkerRequest =
+  | ReadRequest
+  | CompressRequest
+  | ReleaseRequest
+  | ApiReadRequest
+  | ApiCompressRequest;
+
+/** What `api-read` found. */
+export interface ApiFacts {
+  model: string;
+  /** Tokens of the messages (when asked; else 0). */
+  tokens: number;
+}
+
+/** What `api-compress` produced: the response body (transferred) and the event's fields. */
+export interface ApiCompressed {
+  event: Required<Pick<CompressedFields, 'tokensBefore' | 'tokensAfter' | 'tokensSaved' | 'transforms'>>;
+  body: ArrayBuffer;
+  entries: Array<[string, string]>;
+  observations: NonNullable<EngineOutput['observations']>;
+}
+
+/** An SvcError thrown in the worker, to be thrown again on the main thread. */
+export interface WorkerSvcError {
+  code: string;
+  status: number;
+  message: string;
+  details: Record<string, unknown> | undefined;
+}
 
 /** What the main thread needs of a large body, as small values (no re-parse). */
 export interface BodyFacts {
@@ -111,12 +158,20 @@ export interface WorkerEntry {
 export type WorkerReply =
   | (ReplyCommon & { ok: true; facts: BodyFacts })
   | (ReplyCommon & { ok: true; compressed: Compressed })
-  | (ReplyCommon & { ok: false; error: string });
+  | (ReplyCommon & { ok: true; api: ApiFacts })
+  | (ReplyCommon & { ok: true; apiCompressed: ApiCompressed })
+  | (ReplyCommon & { ok: false; error: string; svc?: WorkerSvcError });
 
 /** A large body held by the worker between `read` and `compress`. */
 export interface LargeBodyJob {
   id: number;
   facts: BodyFacts;
+}
+
+/** A `/v1/compress` body held by the worker between `api-read` and `api-compress`. */
+export interface ApiJob {
+  id: number;
+  facts: ApiFacts;
 }
 
 /** The main thread's side of the large-body worker (`LargeBodyPool`). */
@@ -127,7 +182,11 @@ export interface LargeBodies {
   takes(bytes: Buffer | undefined): bytes is Buffer;
   read(request: Omit<ReadRequest, 'type' | 'id'>): Promise<LargeBodyJob>;
   compress(job: LargeBodyJob, toin: ToinAdvice | undefined): Promise<Compressed>;
-  release(job: LargeBodyJob): void;
+  release(job: LargeBodyJob | ApiJob): void;
+  /** `POST /v1/compress`: reads the body (throws its SvcError when it is not a valid request). */
+  apiRead(request: Omit<ApiReadRequest, 'type' | 'id'>): Promise<ApiJob>;
+  /** `POST /v1/compress`: compresses it (throws the engine's SvcError). */
+  apiCompress(job: ApiJob, bypass: boolean, toin: ToinAdvice | undefined): Promise<ApiCompressed>;
   /** Counters for tests and diagnostics. */
   readonly stats: { reads: number; compressions: number; failures: number; started: number };
   close(): Promise<void>;

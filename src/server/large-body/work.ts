@@ -1,8 +1,8 @@
 import type { CcrStore } from '../../ccr/store.js';
-import { createEngineMemo, lazyEngine } from '../../compression.js';
+import { type Compression, compressAndStore, createEngineMemo, lazyEngine } from '../../compression.js';
 import type { Config } from '../../config/options.js';
 import type { ToinAdvice } from '../../engine/context/types.js';
-import type { EngineOutput } from '../../engine/types.js';
+import type { ChatMessage, CompressionResult, EngineOutput } from '../../engine/types.js';
 import type { SvcEventBus } from '../../events.js';
 import { FORMATS } from '../../formats/index.js';
 import { responseCacheKey } from '../../guards/cache-key.js';
@@ -16,8 +16,18 @@ import { startEvent } from '../finished-event.js';
 import { countInputTokens } from '../guards/stages.js';
 import { compressStage, readJson, spliceStage } from '../proxy/stages.js';
 import { retrievalToolStage } from '../retrieval/loop.js';
+import { bypassResult, compressResponse, parseJsonBody } from '../routes/compress.js';
+import { parseCompressRequest } from '../routes/compress-request.js';
 import { keeps } from './facts.js';
-import type { BodyFacts, Compressed, ReadRequest, WorkerLog } from './types.js';
+import type {
+  ApiCompressed,
+  ApiFacts,
+  ApiReadRequest,
+  BodyFacts,
+  Compressed,
+  ReadRequest,
+  WorkerLog,
+} from './types.js';
 
 /**
  * The large-body worker's work, with the very code of the in-process path:
@@ -49,6 +59,21 @@ function collectingStore(): CcrStore & { entries: Map<string, string> } {
   };
 }
 
+/** The bytes of `buf` in an ArrayBuffer of their own, to hand over (transfer): the buffer itself when it is, else one copy. */
+function own(buf: Buffer): ArrayBuffer {
+  return buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength && buf.buffer instanceof ArrayBuffer
+    ? buf.buffer
+    : (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer);
+}
+
+/** A `/v1/compress` body the worker read. */
+interface ApiHeld {
+  messages: ChatMessage[];
+  model: string;
+  tokens: number | undefined;
+  owner: string | undefined;
+}
+
 /** One body the worker read, kept until it is compressed or released. */
 interface Held {
   ex: ProxyExchange;
@@ -60,6 +85,7 @@ interface Held {
 /** The worker's state: its context (config, memo, parser) and the bodies it holds. */
 export class LargeBodyWork {
   private readonly held = new Map<number, Held>();
+  private readonly api = new Map<number, ApiHeld>();
   private readonly memo = createEngineMemo(MEMO_CHARS);
   private readonly bodies = new PrefixParser(PARSER_CHARS);
   /** Log lines of the job being run, sent back with its reply. */
@@ -171,12 +197,7 @@ export class LargeBodyWork {
     if (e.tokensAdded !== undefined) event.tokensAdded = e.tokensAdded;
     let body: ArrayBuffer | undefined;
     if (ex.outBody !== original && Buffer.isBuffer(ex.outBody)) {
-      const out = ex.outBody;
-      // the buffer is handed over (transferred) when it is the body's own, else copied once
-      body =
-        out.byteOffset === 0 && out.byteLength === out.buffer.byteLength && out.buffer instanceof ArrayBuffer
-          ? out.buffer
-          : (out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) as ArrayBuffer);
+      body = own(ex.outBody);
     }
     const compressed: Compressed = {
       event,
@@ -190,5 +211,68 @@ export class LargeBodyWork {
 
   release(id: number): void {
     this.held.delete(id);
+    this.api.delete(id);
+  }
+
+  /** `POST /v1/compress`: parses and checks the body (throws its SvcError), counts its tokens when asked. */
+  async apiRead(request: ApiReadRequest): Promise<ApiFacts> {
+    const { messages, model } = parseCompressRequest(
+      parseJsonBody(Buffer.from(request.bytes.buffer, request.bytes.byteOffset, request.bytes.byteLength)),
+    );
+    const tokens = request.countTokens
+      ? (await lazyEngine.load()).tokenizerFor(model).countMessages(messages)
+      : 0;
+    this.api.set(request.id, {
+      messages,
+      model,
+      tokens: request.countTokens ? tokens : undefined,
+      owner: request.keyHash,
+    });
+    return { model, tokens };
+  }
+
+  /** `POST /v1/compress`: compresses (or, bypassed, counts) and writes the response body as the route does. */
+  async apiCompress(
+    id: number,
+    bypass: boolean,
+    toin: ToinAdvice | undefined,
+  ): Promise<{ compressed: ApiCompressed; transfer: ArrayBuffer[] }> {
+    const job = this.api.get(id);
+    if (!job) throw new Error(`no body held for job ${id}`);
+    this.api.delete(id);
+    const ccr = collectingStore();
+    const observations: Held['observations'] = [];
+    let result: CompressionResult;
+    if (bypass) {
+      const tokens =
+        job.tokens ?? (await lazyEngine.load()).tokenizerFor(job.model).countMessages(job.messages);
+      result = bypassResult(job.messages, tokens);
+    } else {
+      const compression: Compression = {
+        config: this.config,
+        compress: lazyEngine.compress,
+        ccr,
+        memo: this.memo,
+        toin: toin ? () => toin : undefined,
+        observed: (o) => observations.push(...o),
+      };
+      result = (await compressAndStore(compression, job.messages, job.model, undefined, job.owner)).result;
+    }
+    const body = Buffer.from(JSON.stringify(compressResponse(result)), 'utf8');
+    const buffer = own(body);
+    return {
+      compressed: {
+        event: {
+          tokensBefore: result.tokens_before,
+          tokensAfter: result.tokens_after,
+          tokensSaved: result.tokens_saved,
+          transforms: result.transforms_applied,
+        },
+        body: buffer,
+        entries: [...ccr.entries],
+        observations,
+      },
+      transfer: [buffer],
+    };
   }
 }

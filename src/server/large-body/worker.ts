@@ -1,6 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../../config/options.js';
+import { isSvcError } from '../../errors.js';
 import type { WorkerEntry, WorkerReply, WorkerRequest } from './types.js';
 import { LargeBodyWork } from './work.js';
 
@@ -24,6 +25,9 @@ function handle(request: WorkerRequest): Promise<void> {
     work.logs = [];
     let reply: WorkerReply;
     let transfer: ArrayBuffer[] = [];
+    const sendEntries = (entries: Array<[string, string]>) => {
+      for (const entry of entries) port.postMessage({ id: request.id, entry } satisfies WorkerEntry);
+    };
     try {
       if (request.type === 'release') {
         work.release(request.id);
@@ -31,11 +35,18 @@ function handle(request: WorkerRequest): Promise<void> {
       }
       if (request.type === 'read')
         reply = { id: request.id, ok: true, facts: work.read(request), logs: work.logs, heap: 0 };
-      else {
+      else if (request.type === 'api-read')
+        reply = { id: request.id, ok: true, api: await work.apiRead(request), logs: work.logs, heap: 0 };
+      else if (request.type === 'api-compress') {
+        const done = await work.apiCompress(request.id, request.bypass, request.toin);
+        transfer = done.transfer;
+        sendEntries(done.compressed.entries);
+        done.compressed.entries = [];
+        reply = { id: request.id, ok: true, apiCompressed: done.compressed, logs: work.logs, heap: 0 };
+      } else {
         const done = await work.compress(request.id, request.toin);
         transfer = done.transfer;
-        for (const entry of done.compressed.entries)
-          port.postMessage({ id: request.id, entry } satisfies WorkerEntry);
+        sendEntries(done.compressed.entries);
         done.compressed.entries = [];
         reply = { id: request.id, ok: true, compressed: done.compressed, logs: work.logs, heap: 0 };
       }
@@ -47,6 +58,9 @@ function handle(request: WorkerRequest): Promise<void> {
         logs: work.logs,
         heap: 0,
       };
+      // the request's own error (a bad body, the engine's timeout) goes back as itself
+      if (isSvcError(err))
+        reply.svc = { code: err.code, status: err.status, message: err.message, details: err.details };
     }
     reply.heap = getHeapStatistics().total_heap_size;
     port.postMessage(reply, transfer);

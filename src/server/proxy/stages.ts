@@ -76,7 +76,7 @@ export function readJson(ex: ProxyExchange, decoded: Buffer): void {
   }
 }
 
-export function failOpen(ex: ProxyExchange, err: unknown, what: string): void {
+function failOpen(ex: ProxyExchange, err: unknown, what: string): void {
   ex.event.compressionFailed = true;
   ex.output = undefined;
   ex.ctx.logger.error(`${what}; forwarding the original request`, {
