@@ -248,6 +248,30 @@ describe('large bodies: the guards see what the worker read', () => {
 });
 
 describe('large bodies: a failing worker', () => {
+  it('a worker that does not answer is ended after the read timeout; the original goes, counted', async () => {
+    upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));
+    svc = await startSvc({ flags: { 'messages-api-url': `${upstream.url}/v1` } });
+    const ctx = svc.server.ctx;
+    const pool = new LargeBodyPool(
+      { ...ctx.config, largeBodyBytes: 10_000 },
+      ctx.logger,
+      new URL('./fixtures/worker-hangs.mjs', import.meta.url),
+      300,
+    );
+    ctx.largeBodies = pool;
+    const body = logConversation(0.1);
+    const res = await post(svc.url, body);
+    expect(res.status).toBe(200);
+    expect(upstream.requests[0]!.body.toString('utf8')).toBe(body);
+    expect(pool.stats.failures).toBe(1);
+    await until(() => svc!.events.length === 1);
+    expect(svc.events[0]!.compressionFailed).toBe(true);
+    // the next large body starts a new worker
+    await post(svc.url, body);
+    expect(pool.stats.started).toBe(2);
+    await pool.close();
+  });
+
   for (const [fixture, phase] of [
     ['worker-exits.mjs', 'reading'],
     ['worker-dies-compressing.mjs', 'compressing'],

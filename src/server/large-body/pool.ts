@@ -79,6 +79,8 @@ export class LargeBodyPool implements LargeBodies {
     private readonly config: Config,
     private readonly logger: Logger,
     private readonly script: URL,
+    /** Longest a read may take (tests shorten it). */
+    private readonly readTimeoutMs = READ_TIMEOUT_MS,
   ) {
     this.threshold = config.largeBodyBytes;
   }
@@ -92,7 +94,7 @@ export class LargeBodyPool implements LargeBodies {
     const size = request.bytes.byteLength;
     this.stats.reads += 1;
     try {
-      const reply = await this.call({ type: 'read', id, ...request }, READ_TIMEOUT_MS, size);
+      const reply = await this.call({ type: 'read', id, ...request }, this.readTimeoutMs, size);
       if (!('facts' in reply)) throw new Error('the worker answered a read with no facts');
       // the worker keeps only a body it will be asked to compress (`keeps`)
       if (keeps(reply.facts)) this.held.set(id, size);
@@ -125,7 +127,7 @@ export class LargeBodyPool implements LargeBodies {
     const size = request.bytes.byteLength;
     this.stats.reads += 1;
     try {
-      const reply = await this.call({ type: 'api-read', id, ...request }, READ_TIMEOUT_MS, size);
+      const reply = await this.call({ type: 'api-read', id, ...request }, this.readTimeoutMs, size);
       if (!('api' in reply)) throw new Error('the worker answered a read with no facts');
       this.held.set(id, size);
       return { id, facts: reply.api };
