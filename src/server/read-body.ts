@@ -54,23 +54,33 @@ export async function readBody(
 ): Promise<RequestBody> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  const header = req.headers['content-encoding'];
+  const encoding =
+    typeof header === 'string' && header.trim() !== '' ? header.trim().toLowerCase() : undefined;
+  const identity = encoding === undefined || encoding === 'identity';
+  // a large body of declared length goes into shared memory chunk by chunk, as it arrives
+  const shared =
+    identity && Number.isFinite(declared) && declared >= sharedFrom
+      ? Buffer.from(new SharedArrayBuffer(declared))
+      : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
+    if (shared && size <= shared.length) chunk.copy(shared, size - chunk.length);
+    else chunks.push(chunk);
   }
-  const raw =
-    size >= sharedFrom
+  if (shared && size !== shared.length)
+    throw new SvcError('SVC_BAD_REQUEST', 'request body shorter or longer than its content-length');
+  const raw = shared
+    ? shared
+    : identity && size >= sharedFrom
       ? sharedCopy(chunks, size)
       : chunks.length === 1
         ? chunks[0]!
         : Buffer.concat(chunks, size);
-  const header = req.headers['content-encoding'];
-  const encoding =
-    typeof header === 'string' && header.trim() !== '' ? header.trim().toLowerCase() : undefined;
-  if (encoding === undefined || encoding === 'identity') return { raw, encoding: undefined, decoded: raw };
+  if (identity) return { raw, encoding: undefined, decoded: raw };
   const decode = DECODERS[encoding];
   if (!decode) return { raw, encoding, decoded: undefined };
   try {

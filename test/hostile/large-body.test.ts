@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LargeBodyPool } from '../../src/server/large-body/pool.js';
 import {
@@ -147,6 +148,14 @@ describe('large bodies (svc serve)', () => {
     expect(a!.length).toBeLessThan(body.length);
     expect(a).toContain('"name":"svc_retrieve"');
     expect(b).toBe(a);
+    // sent gzipped: decoded, then the same
+    const zipped = await fetch(`${inWorker.url}/v1/messages`, {
+      method: 'POST',
+      headers: { ...HEADERS, 'content-encoding': 'gzip' },
+      body: gzipSync(body),
+    });
+    expect(zipped.status).toBe(200);
+    expect(upstream.requests[2]!.body.toString('utf8')).toBe(a);
     const hash = /retrieve with svc_retrieve hash=([0-9a-f]{24})/.exec(b!)?.[1];
     expect(hash).toBeDefined();
     const got = await fetch(`${inWorker.url}/v1/retrieve/${hash}`);
