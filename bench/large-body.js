@@ -6,7 +6,7 @@
 // [-- serve flags...]` (e.g. `-- --large-body-bytes 0` for the in-process path). Loopback only.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,10 +138,14 @@ const requestMs = performance.now() - t0;
 done = true;
 await poll;
 const stats = await (await fetch(`${url}/stats`)).json();
+const trace = [];
 for (let s = 0; s < AFTER_S; s++) {
   await sleep(1000);
   peak = Math.max(peak, rssOf(child.pid));
+  if (process.env.BENCH_TRACE)
+    trace.push(`${rssOf(child.pid).toFixed(0)}/${readdirSync(`/proc/${child.pid}/task`).length}`);
 }
+if (trace.length) console.log(`RSS MB / threads each second after: ${trace.join(' ')}`);
 const rssAfter = rssOf(child.pid);
 child.kill('SIGTERM');
 upstream.close();

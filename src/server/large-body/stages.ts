@@ -2,6 +2,8 @@ import { putAll } from '../../ccr/store.js';
 import type { ProviderFormat } from '../../formats/index.js';
 import type { ProxyExchange, RetrievalState } from '../context.js';
 import { guardNeeds } from '../guards/stages.js';
+import { collectSoon } from './gc.js';
+import { TERMINATE_AFTER_BYTES } from './pool.js';
 import type { LargeBodies } from './types.js';
 
 /**
@@ -41,7 +43,10 @@ export async function readInWorker(ex: ProxyExchange, pool: LargeBodies, decoded
       headers: ex.req.headers,
     });
     ex.large = job;
-    ex.onFinish.push(() => pool.release(job));
+    ex.onFinish.push(() => {
+      pool.release(job);
+      if (decoded.length >= TERMINATE_AFTER_BYTES) collectSoon();
+    });
     ex.ctx.logger.debug('request body read in the large-body worker', {
       path: ex.path,
       bytes: decoded.length,

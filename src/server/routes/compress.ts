@@ -10,6 +10,8 @@ import type { RoutePlugin } from '../context.js';
 import { compressionOf, type ServerContext } from '../context.js';
 import { asSvcError, elapsedMs, emitFinished, type PendingEvent, startEvent } from '../finished-event.js';
 import { guardCompress } from '../guards/stages.js';
+import { collectSoon } from '../large-body/gc.js';
+import { TERMINATE_AFTER_BYTES } from '../large-body/pool.js';
 import type { ApiCompressed, ApiJob, LargeBodies } from '../large-body/types.js';
 import { readBody } from '../read-body.js';
 import { sendJson, sendSvcError } from '../respond.js';
@@ -129,6 +131,7 @@ async function compressInWorker(
     res.end(body);
   } finally {
     pool.release(job);
+    if (bytes.length >= TERMINATE_AFTER_BYTES) collectSoon();
   }
 }
 
