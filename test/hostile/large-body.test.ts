@@ -227,6 +227,23 @@ describe('large bodies: the guards see what the worker read', () => {
     expect(upstream.requests).toHaveLength(1);
   }, 30_000);
 
+  it('bypass: a large body with x-service-bypass is forwarded as sent and counted as bypass', async () => {
+    upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));
+    const { url } = await serve(['--large-body-bytes', '1000', '--no-cache']);
+    const body = logConversation(0.2);
+    const res = await fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: { ...HEADERS, 'x-service-bypass': 'true' },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(upstream.requests[0]!.body.toString('utf8')).toBe(body);
+    const stats = (await (await fetch(`${url}/stats`)).json()) as {
+      requests: { by_mode: Record<string, number> };
+    };
+    expect(stats.requests.by_mode.bypass).toBe(1);
+  }, 30_000);
+
   it('rate limit: the tokens the worker counted are charged (429 over --rate-limit-tpm)', async () => {
     // no usage in the answer: the bucket keeps the estimate, the tokens the worker counted
     upstream = await startMockUpstream((_r, res) =>

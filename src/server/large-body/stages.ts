@@ -54,7 +54,8 @@ export async function readInWorker(ex: ProxyExchange, pool: LargeBodies, decoded
     const { facts } = job;
     ex.event.model = facts.model;
     ex.event.stream = facts.stream;
-    ex.event.mode = facts.mode;
+    // as `readJson` does: a body that is not JSON or not the format is passed through
+    if (facts.mode === 'passthrough') ex.event.mode = 'passthrough';
     ex.skipCompression = facts.skipCompression;
     return true;
   } catch (err) {
