@@ -1,10 +1,12 @@
 // Large-body bench (issue 15, item 6): one ~58 MB /v1/messages body through a real `svc serve`
 // process while /health is polled every 20 ms from this process; prints /health latency (p50, p99,
 // max) during the request and the server's RSS before, at peak, and 30 s after.
-// Run alone: `npm run build && node bench/large-body.js [--mb 58] [--after 30]`. Loopback only.
+// `--messages N` sends N small messages instead (issue 15's second case: 200k small messages).
+// Run alone: `npm run build && node bench/large-body.js [--mb 58 | --messages 200000] [--after 30]
+// [-- serve flags...]` (e.g. `-- --large-body-bytes 0` for the in-process path). Loopback only.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,8 @@ const arg = (name, dflt) => {
 };
 const MB = arg('mb', 58);
 const AFTER_S = arg('after', 30);
+const MESSAGES = arg('messages', 0);
+const serveFlags = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
 
 const LINE = 'ERROR 2025-01-01T00:00:00Z service=api path=/v1/items/12345 status=500 latency=123ms retry=3\n';
 /** A Claude Code style conversation: tool calls whose results are long logs, about `mb` MB of JSON. */
@@ -36,6 +40,19 @@ function body(mb) {
     });
   }
   messages.push({ role: 'user', content: 'So?' });
+  return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages });
+}
+
+/** `n` short chat turns (a long-running conversation of small messages). */
+function manyMessages(n) {
+  const messages = [];
+  for (let i = 0; i < n; i++)
+    messages.push(
+      i % 2 === 0
+        ? { role: 'user', content: `step ${i}: check item ${i * 7} and report` }
+        : { role: 'assistant', content: `item ${i * 7 - 7} is fine` },
+    );
+  if (messages.at(-1).role !== 'user') messages.push({ role: 'user', content: 'So?' });
   return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages });
 }
 
@@ -74,6 +91,7 @@ const child = spawn(
     '--messages-api-url',
     `http://127.0.0.1:${upstream.address().port}/v1`,
     '--no-telemetry',
+    ...serveFlags,
   ],
   { env: { ...process.env, SERVICE_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] },
 );
@@ -86,7 +104,7 @@ while (!/listening on (http:\/\/\S+)/.test(stderr)) {
   await sleep(50);
 }
 const url = /listening on (http:\/\/\S+)/.exec(stderr)[1];
-const text = body(MB);
+const text = MESSAGES > 0 ? manyMessages(MESSAGES) : body(MB);
 // warm the engine with a small request first, as a running server would be
 await (
   await fetch(`${url}/v1/messages`, {
@@ -119,17 +137,25 @@ await res.text();
 const requestMs = performance.now() - t0;
 done = true;
 await poll;
+const stats = await (await fetch(`${url}/stats`)).json();
+const trace = [];
 for (let s = 0; s < AFTER_S; s++) {
   await sleep(1000);
   peak = Math.max(peak, rssOf(child.pid));
+  if (process.env.BENCH_TRACE)
+    trace.push(`${rssOf(child.pid).toFixed(0)}/${readdirSync(`/proc/${child.pid}/task`).length}`);
 }
+if (trace.length) console.log(`RSS MB / threads each second after: ${trace.join(' ')}`);
 const rssAfter = rssOf(child.pid);
 child.kill('SIGTERM');
 upstream.close();
 rmSync(home, { recursive: true, force: true });
 const sorted = latencies.sort((a, b) => a - b);
 console.log(
-  `large body: ${(Buffer.byteLength(text) / 1e6).toFixed(1)} MB, status ${res.status}, ${requestMs.toFixed(0)} ms`,
+  `large body: ${(Buffer.byteLength(text) / 1e6).toFixed(1)} MB${MESSAGES > 0 ? ` (${MESSAGES} messages)` : ''}, status ${res.status}, ${requestMs.toFixed(0)} ms${serveFlags.length ? ` (serve ${serveFlags.join(' ')})` : ''}`,
+);
+console.log(
+  `compressed: ${stats.requests?.compression_failed ? 'no (compression failed: forwarded as sent)' : 'yes'}, tokens saved ${stats.tokens?.saved ?? '?'}`,
 );
 console.log(
   `/health during it: ${sorted.length} polls, p50 ${pct(sorted, 50).toFixed(1)} ms, p99 ${pct(sorted, 99).toFixed(1)} ms, max ${sorted.at(-1).toFixed(1)} ms (target p99 < 100 ms)`,

@@ -48,6 +48,7 @@ export interface Config {
   upstreamTimeout: number;
   engineTimeout: number;
   maxBodyBytes: number;
+  largeBodyBytes: number;
   apiKeys: string[];
   intelligentContext: boolean;
   intelligentScoring: boolean;
@@ -270,6 +271,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 64 * 1024 * 1024,
     min: 1,
     description: 'largest request body accepted (413 above)',
+    commands: SERVE,
+  },
+  {
+    key: 'largeBodyBytes',
+    flag: 'large-body-bytes',
+    env: 'SERVICE_LARGE_BODY_BYTES',
+    kind: 'integer',
+    default: 1024 * 1024,
+    min: 0,
+    description:
+      'request bodies of this many bytes or more are parsed, counted and compressed in a worker thread, off the event loop (0: never)',
     commands: SERVE,
   },
   {

@@ -19,6 +19,7 @@ import type { RoutePlugin, ServerContext } from './context.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
+import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
@@ -130,6 +131,14 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         ctx.mlProvider = ml.provider;
         ctx.onClose.push(() => ml.close());
       }
+    }
+    // Large bodies go to a worker thread (started on the first one), unless the engine is not
+    // the one the worker runs (a test's, or --mlcompress's) or there is no worker script.
+    const script = workerScript();
+    if (config.largeBodyBytes > 0 && ctx.compress === lazyEngine.compress && script) {
+      const pool = new LargeBodyPool(config, ctx.logger, script);
+      ctx.largeBodies = pool;
+      ctx.onClose.push(() => pool.close());
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
   } catch (err) {

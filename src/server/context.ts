@@ -19,6 +19,7 @@ import type { SavingsStore } from '../stats/redis-savings.js';
 import type { BudgetStatus } from '../stats/stats-record.js';
 import type { SharedStore } from '../store/redis.js';
 import type { ToinStore } from '../toin/store.js';
+import type { LargeBodies, LargeBodyJob } from './large-body/types.js';
 import type { RequestBody } from './read-body.js';
 
 /**
@@ -87,6 +88,8 @@ export interface ServerContext {
   mlProvider?: string;
   /** What TOIN learned (opened by the TOIN plugin); its advice goes to every engine call. */
   toin?: ToinStore;
+  /** The worker that reads and compresses bodies of `--large-body-bytes` or more; undefined: all in process. */
+  largeBodies?: LargeBodies;
 }
 
 /** What the upstream answered: status, headers and the body as it streams. */
@@ -130,6 +133,11 @@ export interface ProxyExchange {
   hints: SpanHints | undefined;
   /** The request in the engine's model (formats only, when it parsed). */
   parsed: ParsedRequest | undefined;
+  /**
+   * A body the large-body worker read (then `text`, `json`, `parsed` stay
+   * undefined: the guards use its facts, and the worker compresses it).
+   */
+  large?: LargeBodyJob | undefined;
   /** The engine's output, when compression ran and its originals are stored. */
   output: EngineOutput | undefined;
   /** Skip compression (`--no-optimize`, `x-service-bypass: true`, unreadable body). */

@@ -30,30 +30,66 @@ function tooLarge(maxBytes: number, cause?: unknown): SvcError {
 }
 
 /**
+ * The bytes in memory shared with worker threads (`SharedArrayBuffer`): a
+ * large body goes to the worker that parses it without another copy.
+ */
+function sharedCopy(chunks: readonly Buffer[], size: number): Buffer {
+  const out = Buffer.from(new SharedArrayBuffer(size));
+  let at = 0;
+  for (const c of chunks) at += c.copy(out, at);
+  return out;
+}
+
+/**
  * Reads a request body up to `maxBytes` (raw and decoded), decoding gzip,
  * deflate and br. Throws SVC_PAYLOAD_TOO_LARGE (413) above the limit, before
  * reading when `content-length` already says so, and SVC_BAD_REQUEST for a body
- * that does not decode.
+ * that does not decode. A body (decoded) of `sharedFrom` bytes or more is
+ * held in shared memory (see `sharedCopy`).
  */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<RequestBody> {
+export async function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  sharedFrom = Number.POSITIVE_INFINITY,
+): Promise<RequestBody> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  const header = req.headers['content-encoding'];
+  const encoding =
+    typeof header === 'string' && header.trim() !== '' ? header.trim().toLowerCase() : undefined;
+  const identity = encoding === undefined || encoding === 'identity';
+  // a large body of declared length goes into shared memory chunk by chunk, as it arrives
+  const shared =
+    identity && Number.isFinite(declared) && declared >= sharedFrom
+      ? Buffer.from(new SharedArrayBuffer(declared))
+      : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
+    if (shared && size <= shared.length) chunk.copy(shared, size - chunk.length);
+    else chunks.push(chunk);
   }
-  const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  const header = req.headers['content-encoding'];
-  const encoding =
-    typeof header === 'string' && header.trim() !== '' ? header.trim().toLowerCase() : undefined;
-  if (encoding === undefined || encoding === 'identity') return { raw, encoding: undefined, decoded: raw };
+  if (shared && size !== shared.length)
+    throw new SvcError('SVC_BAD_REQUEST', 'request body shorter or longer than its content-length');
+  const raw = shared
+    ? shared
+    : identity && size >= sharedFrom
+      ? sharedCopy(chunks, size)
+      : chunks.length === 1
+        ? chunks[0]!
+        : Buffer.concat(chunks, size);
+  if (identity) return { raw, encoding: undefined, decoded: raw };
   const decode = DECODERS[encoding];
   if (!decode) return { raw, encoding, decoded: undefined };
   try {
-    return { raw, encoding, decoded: await decode(raw, { maxOutputLength: maxBytes }) };
+    const decoded = await decode(raw, { maxOutputLength: maxBytes });
+    return {
+      raw,
+      encoding,
+      decoded: decoded.length >= sharedFrom ? sharedCopy([decoded], decoded.length) : decoded,
+    };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, err);
     throw new SvcError('SVC_BAD_REQUEST', `request body is not valid ${encoding} data`, { cause: err });

@@ -34,8 +34,22 @@ function clientKeyHash(req: IncomingMessage, event: RequestFinishedEvent): strin
   return event.keyHash ?? ANONYMOUS_KEY;
 }
 
+/**
+ * What the guard stage will compute from the body: its token count (rate
+ * limit, budget) and its cache key. A large body's are computed by the
+ * worker that reads it (`BodyFacts`), so they are asked for ahead.
+ */
+export function guardNeeds(ex: ProxyExchange): { tokens: boolean; cacheKey: boolean } {
+  const guards = ex.ctx.guards;
+  if (!guards || !ex.format || ex.countsTokens) return { tokens: false, cacheKey: false };
+  return {
+    tokens: guards.rateLimiter !== undefined || guards.budget.enabled,
+    cacheKey: guards.cache !== undefined && !wantsCacheBypass(ex.req),
+  };
+}
+
 /** Tokens of the request as the client sent it (before compression); 0 when it is not readable. */
-function countInputTokens(ex: ProxyExchange): number {
+export function countInputTokens(ex: ProxyExchange): number {
   if (!ex.format || !ex.json) return 0;
   try {
     const parsed = ex.parsed ?? parseRequest(ex.format, ex.json);
@@ -64,7 +78,9 @@ export const guardStage: ProxyStage = {
     const format = ex.format;
     const client = clientKeyHash(req, event);
     const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;
-    const inputTokens = needTokens ? countInputTokens(ex) : 0;
+    // a large body: what the worker read of it (never parsed again here)
+    const facts = ex.large?.facts;
+    const inputTokens = needTokens ? (facts ? facts.inputTokens : countInputTokens(ex)) : 0;
 
     if (guards.rateLimiter) {
       const decision = await guards.rateLimiter.acquire(client, inputTokens);
@@ -78,13 +94,16 @@ export const guardStage: ProxyStage = {
 
     const cache = guards.cache;
     let outcome: CacheOutcome = 'BYPASS';
-    if (cache && ex.json && !wantsCacheBypass(req)) {
-      const key = responseCacheKey({
-        path: ex.path + ex.search,
-        body: ex.json,
-        keyHash: client,
-        headers: req.headers,
-      });
+    const json = ex.json;
+    if (cache && (json || facts?.cacheKey !== undefined) && !wantsCacheBypass(req)) {
+      const key =
+        facts?.cacheKey ??
+        responseCacheKey({
+          path: ex.path + ex.search,
+          body: json!,
+          keyHash: client,
+          headers: req.headers,
+        });
       const hit = await cache.get(key);
       if (hit) {
         Object.assign(event, { cached: true, mode: 'cached', status: hit.status });
@@ -95,10 +114,10 @@ export const guardStage: ProxyStage = {
       ex.cachePlan = { key };
     }
 
-    if (guards.budget.enabled && ex.json) {
-      const model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
-      const estimate =
-        model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutputTokens(ex.json));
+    if (guards.budget.enabled && (json || facts?.object)) {
+      const model = facts ? facts.model : typeof json!.model === 'string' ? json!.model : undefined;
+      const maxOutput = facts ? facts.maxOutputTokens : maxOutputTokens(json!);
+      const estimate = model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutput);
       if (estimate === undefined) {
         reject(event, 402, 'SVC_MODEL_UNPRICED');
         sendSvcError(res, format, unpricedModel(model));
@@ -111,7 +130,7 @@ export const guardStage: ProxyStage = {
         return;
       }
       holdUntilFinished(event, { budget: decision.reservation });
-      if (ex.json.stream === true) countStreamedOutput(ex, model);
+      if (ex.event.stream) countStreamedOutput(ex, model);
     }
 
     res.setHeader(CACHE_HEADER, outcome);
@@ -148,7 +167,7 @@ export const cacheRecordStage: ProxyStage = {
     if (!plan || !cache || !upstream || !ex.format || upstream.statusCode !== 200) return next();
     const recorder = createResponseRecorder({
       format: ex.format.name,
-      mode: ex.json?.stream === true ? 'sse' : 'json',
+      mode: ex.event.stream ? 'sse' : 'json',
       status: upstream.statusCode,
       headers: cacheableHeaders(upstream.headers),
       model: ex.event.model,
@@ -165,7 +184,7 @@ export const cacheRecordStage: ProxyStage = {
 
 /**
  * Rate-limits `POST /v1/compress` per service key, in buckets of its own
- * (prefix `compress:`), reserving the tokens counted on `messages`; the
+ * (prefix `compress:`), reserving the tokens counted on `messages` (`counted`: the large-body worker counted them); the
  * hold is settled with the request's `tokens_before`. Returns false when it
  * answered 429.
  */
@@ -176,10 +195,12 @@ export async function guardCompress(
   event: RequestFinishedEvent,
   messages: ChatMessage[],
   model: string,
+  counted?: number,
 ): Promise<boolean> {
   const limiter = ctx.guards?.rateLimiter;
   if (!limiter) return true;
-  const tokens = tokenizerFor(model).countMessages(messages);
+  // `counted`: the large-body worker counted them
+  const tokens = counted ?? tokenizerFor(model).countMessages(messages);
   const decision = await limiter.acquire(`compress:${clientKeyHash(req, event)}`, tokens);
   if (!decision.allowed) {
     reject(event, 429, 'SVC_RATE_LIMITED', true);

@@ -6,6 +6,7 @@ import { parseRequest, spliceRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
+import { compressInWorker, readInWorker } from '../large-body/stages.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
@@ -26,7 +27,8 @@ export const parseStage: ProxyStage = {
       ex.outBody = ex.req;
       return next();
     }
-    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes);
+    const large = ex.ctx.largeBodies;
+    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes, large?.threshold);
     ex.body = body;
     ex.outBody = body.raw;
     ex.outEncoding = body.encoding;
@@ -39,28 +41,40 @@ export const parseStage: ProxyStage = {
       ex.event.mode = 'passthrough';
       return next();
     }
-    try {
-      const read = ex.ctx.bodies.parseBytes(body.decoded);
-      ex.text = read.text;
-      const json = read.value;
-      ex.hints = read.hints;
-      if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
-        ex.json = json as Record<string, unknown>;
-        ex.event.model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
-        ex.event.stream = ex.json.stream === true;
-      }
-      if (!ex.skipCompression) ex.parsed = parseRequest(ex.format, json);
-    } catch (err) {
-      ex.ctx.logger.debug('request body not readable as the format; forwarding it untouched', {
-        path: ex.path,
-        reason: isSvcError(err) ? err.message : 'not JSON',
-      });
-      ex.skipCompression = true;
-      ex.event.mode = 'passthrough';
-    }
+    // A large body is read in a worker thread (src/server/large-body): the event loop stays free.
+    if (!(large?.takes(body.decoded) && (await readInWorker(ex, large, body.decoded))))
+      readJson(ex, body.decoded);
     return next();
   },
 };
+
+/**
+ * Parses a decoded body into `ex` (text, JSON, the engine's view of it); a
+ * body that is not JSON or not the format leaves compression off. The same
+ * code runs in the large-body worker.
+ */
+export function readJson(ex: ProxyExchange, decoded: Buffer): void {
+  if (!ex.format) return;
+  try {
+    const read = ex.ctx.bodies.parseBytes(decoded);
+    ex.text = read.text;
+    const json = read.value;
+    ex.hints = read.hints;
+    if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
+      ex.json = json as Record<string, unknown>;
+      ex.event.model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
+      ex.event.stream = ex.json.stream === true;
+    }
+    if (!ex.skipCompression) ex.parsed = parseRequest(ex.format, json);
+  } catch (err) {
+    ex.ctx.logger.debug('request body not readable as the format; forwarding it untouched', {
+      path: ex.path,
+      reason: isSvcError(err) ? err.message : 'not JSON',
+    });
+    ex.skipCompression = true;
+    ex.event.mode = 'passthrough';
+  }
+}
 
 function failOpen(ex: ProxyExchange, err: unknown, what: string): void {
   ex.event.compressionFailed = true;
@@ -75,6 +89,11 @@ function failOpen(ex: ProxyExchange, err: unknown, what: string): void {
 export const compressStage: ProxyStage = {
   name: 'compress',
   async run(ex, next) {
+    // read in the worker: it compresses, splices and offers the retrieval tool there too
+    if (ex.large) {
+      await compressInWorker(ex);
+      return next();
+    }
     if (!ex.skipCompression && ex.parsed && ex.parsed.messages.length > 0) {
       try {
         ex.output = await compressAndStore(

@@ -139,7 +139,8 @@ async function jsonLoop(
   first: UpstreamResponse,
 ): Promise<UpstreamResponse> {
   let upstream = first;
-  let text = state.text;
+  // read when a round continues (a large body's text is decoded only then)
+  let text: string | undefined;
   for (let round = 0; ; round += 1) {
     const read = await readOrReplayFailure(upstream.body);
     if ('failed' in read) return { ...upstream, body: read.failed };
@@ -164,7 +165,7 @@ async function jsonLoop(
       };
     }
     const answers = await answerCalls(ex.ctx, calls);
-    text = appendRetrievalTurn(text, state.format, assistant, answers);
+    text = appendRetrievalTurn(text ?? state.text, state.format, assistant, answers);
     upstream = await ex.callUpstream(Buffer.from(text, 'utf8'));
     if (upstream.statusCode !== 200) return upstream;
   }
@@ -178,14 +179,14 @@ function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamRes
   };
   const { headers, body } = decoded(first);
   const drive = async () => {
-    let text = state.text;
+    let text: string | undefined;
     let events = sseEvents(body);
     for (let round = 0; ; round += 1) {
       const last = round >= MAX_RETRIEVAL_ROUNDS;
       const result = await relay.round(events, last, write);
       if (result.calls.length === 0 || last) break;
       const answers = await answerCalls(ex.ctx, result.calls);
-      text = appendRetrievalTurn(text, state.format, result.assistant, answers);
+      text = appendRetrievalTurn(text ?? state.text, state.format, result.assistant, answers);
       const next = await ex.callUpstream(Buffer.from(text, 'utf8'));
       if (next.statusCode !== 200) {
         const error = (await readAll(decoded(next).body)).toString('utf8');
