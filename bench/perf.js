@@ -35,10 +35,10 @@ import { loadNote, median, printTable, ROOT, requireBuild, runNode } from './lib
 
 const argv = process.argv.slice(2);
 const has = (f) => argv.includes(f);
-const valueOf = (f) => (argv.indexOf(f) === -1 ? undefined : argv[argv.indexOf(f) + 1]);
+const optionValue = (f) => (argv.indexOf(f) === -1 ? undefined : argv[argv.indexOf(f) + 1]);
 const QUICK = has('--quick');
-const RUNS = Number(valueOf('--runs') ?? (QUICK ? 1 : 3));
-const ONLY = valueOf('--only')?.split(',');
+const RUNS = Number(optionValue('--runs') ?? (QUICK ? 1 : 3));
+const ONLY = optionValue('--only')?.split(',');
 const LOAD_S = QUICK ? 8 : 30;
 const IDLE_S = QUICK ? 8 : 30;
 const RPS_S = QUICK ? 2 : 5;
