@@ -145,11 +145,9 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.keepAliveTimeout = 65_000;
         server.once('error', reject);
         server.once('listening', () => {
-          // Load the engine (tokenizer tables) right after start, off the ready path.
-          setImmediate(() => {
-            void ctx.upstream.warm().catch(() => undefined);
-            if (!options.compress) void lazyEngine.load().catch(() => undefined);
-          });
+          // Nothing more is loaded while idle (issue 19: ready fast, small at rest): undici on the
+          // first upstream call, the engine on the first request that compresses, the tokenizer
+          // ranks on the first count.
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);
