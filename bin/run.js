@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Fast paths first (src/cli/fast-path.ts): `svc --version` and `svc serve`
-// with plain flags start without loading oclif and every command.
+// Fast paths first (src/cli/fast-path.ts): `svc --version`, and `svc serve`
+// and `svc compress` with plain flags, start without loading oclif and every command.
 const argv = process.argv.slice(2);
 let done = false;
 if (argv.length === 1 && argv[0] === '--version') {
@@ -10,6 +10,9 @@ if (argv.length === 1 && argv[0] === '--version') {
 } else if (argv[0] === 'serve') {
   const { serveFastPath } = await import('../dist/src/cli/fast-path.js');
   done = await serveFastPath(argv.slice(1));
+} else if (argv[0] === 'compress') {
+  const { compressFastPath } = await import('../dist/src/cli/fast-path.js');
+  done = await compressFastPath(argv.slice(1));
 }
 if (!done) {
   const { execute, settings } = await import('@oclif/core');

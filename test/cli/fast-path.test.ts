@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { Parser } from '@oclif/core';
 import { describe, expect, it } from 'vitest';
-import { parseServeFlags, versionLine } from '../../src/cli/fast-path.js';
+import { parseCompressArgs, parseServeFlags, versionLine } from '../../src/cli/fast-path.js';
 import { configFlags } from '../../src/config/index.js';
 import { ROOT } from './helpers.js';
 
@@ -62,5 +62,41 @@ describe('start-up fast path of bin/run.js', () => {
       ),
     );
     expect(run.trim()).toBe(fast);
+  });
+});
+
+describe('start-up fast path of svc compress', () => {
+  it('knows every flag the command declares, and parses plain arguments exactly as oclif does', async () => {
+    const { default: Compress } = await import('../../commands/compress.js');
+    const ours = parseCompressArgs([]);
+    expect(ours).toBeDefined();
+    for (const [name, flag] of Object.entries(Compress.flags)) {
+      const f = flag as { type: string; allowNo?: boolean; char?: string };
+      const argv = f.type === 'boolean' ? [`--${name}`] : [`--${name}`, 'v'];
+      // a declared flag must be known to the fast path (an unknown one would fall back to oclif)
+      if (!(f.type === 'option' && (flag as { options?: string[] }).options))
+        expect(parseCompressArgs(argv), name).toBeDefined();
+    }
+    const cases = [
+      [],
+      ['fixtures/samples/agent-session.json'],
+      ['a.json', 'b.json', '--summary', '--no-record'],
+      ['-', '--model', 'gpt-4.1', '--pretty', '--messages-only'],
+      ['--input-format', 'messages', '--fail-under=30', 'dir', '--output', 'out.json'],
+      ['--lossless', '--no-intelligent-context', 'x.json'],
+    ];
+    for (const argv of cases) {
+      const parsed = parseCompressArgs(argv);
+      expect(parsed, argv.join(' ')).toBeDefined();
+      const oclif = await Parser.parse(argv, {
+        flags: Compress.flags,
+        args: Compress.args,
+        strict: false,
+      });
+      expect(parsed!.flags, argv.join(' ')).toEqual(oclif.flags);
+      expect(parsed!.args, argv.join(' ')).toEqual(oclif.argv);
+    }
+    for (const argv of [['-o', 'x'], ['--input-format', 'yaml'], ['--help'], ['--record=false']])
+      expect(parseCompressArgs(argv), argv.join(' ')).toBeUndefined();
   });
 });
