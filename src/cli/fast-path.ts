@@ -107,7 +107,8 @@ function parsePlain(
     if (def.choices && !def.choices.includes(value)) return undefined;
     flags[name] = value;
   }
-  for (const [name, def] of defs) if (def.default !== undefined && !(name in flags)) flags[name] = def.default;
+  for (const [name, def] of defs)
+    if (def.default !== undefined && !(name in flags)) flags[name] = def.default;
   return { flags, args };
 }
 
