@@ -5,6 +5,7 @@ import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
+import { setTokenMemoLimit } from '../engine/tokens.js';
 import { createEventBus } from '../events.js';
 import { DEFAULT_FORMAT } from '../formats/index.js';
 import { PrefixParser } from '../json/prefix-parse.js';
@@ -83,6 +84,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
   const store = config.store
     ? await connectSharedStore({ url: config.store, prefix: config.storePrefix, logger })
     : undefined;
+  setTokenMemoLimit(config.memoMaxBytes / 8);
   const ctx: ServerContext = {
     config,
     bus: createEventBus(),
@@ -90,7 +92,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       options.ccr ??
       (store
         ? createRedisCcrStore(store, { ttlSeconds: config.ccrTtl })
-        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000 })),
+        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000, maxSize: config.ccrMemoryMaxBytes })),
     ...(store ? { store } : {}),
     logger,
     now,
@@ -99,8 +101,9 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     onClose: [],
     inFlight: new Set(),
     compress: options.compress ?? lazyEngine.compress,
-    engineMemo: createEngineMemo(),
-    bodies: new PrefixParser(),
+    // --memo-max-bytes: engine results 1/2, reused parses 3/8, token counts 1/8 (src/engine/tokens.ts)
+    engineMemo: createEngineMemo(config.memoMaxBytes / 2),
+    bodies: new PrefixParser((config.memoMaxBytes * 3) / 8),
     pipeline: new ProxyPipeline(PROXY_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };
