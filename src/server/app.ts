@@ -19,6 +19,7 @@ import type { RoutePlugin, ServerContext } from './context.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
+import { collectWhenIdle } from './idle-gc.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
@@ -133,6 +134,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       }
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
+    collectWhenIdle(ctx);
   } catch (err) {
     await store?.close();
     throw err;
