@@ -54,35 +54,8 @@ ${envOnlyHelp('compress')}`;
   async run(): Promise<void> {
     const { argv, flags } = await this.parse(Compress);
     // Loaded here, not at the top: `svc --help` and other commands stay fast.
-    const { resolveConfig } = await import('../src/config/resolve.js');
-    let failUnder: number | undefined;
-    let config: ReturnType<typeof resolveConfig>;
-    try {
-      config = resolveConfig({ flags, env: process.env });
-      if (flags['fail-under'] !== undefined) {
-        failUnder = Number(flags['fail-under']);
-        if (flags['fail-under'].trim() === '' || !Number.isFinite(failUnder) || failUnder < 0) {
-          throw new Error(`--fail-under: expected a percentage such as 30, got "${flags['fail-under']}"`);
-        }
-      }
-    } catch (err) {
-      if (!(err instanceof Error)) throw err;
-      process.stderr.write(`svc compress: error: ${err.message}\n`);
-      this.exit(2);
-    }
-    const { runCompress } = await import('../src/cli/compress-run.js');
-    const code = await runCompress({
-      files: argv as string[],
-      config,
-      model: flags.model,
-      inputFormat: flags['input-format'] as 'auto' | 'chat' | 'messages',
-      output: flags.output,
-      messagesOnly: flags['messages-only'],
-      pretty: flags.pretty,
-      summary: flags.summary,
-      failUnder,
-      record: flags.record,
-    });
+    const { runCompressCommand } = await import('../src/cli/compress-command.js');
+    const code = await runCompressCommand(flags, argv as string[]);
     if (code !== 0) this.exit(code);
   }
 }

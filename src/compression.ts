@@ -29,9 +29,8 @@ export type CompressFn = (
 let engineModule: Promise<typeof import('./engine/index.js')> | undefined;
 
 /**
- * The real engine, imported on first use: its tokenizer tables take most of
- * svc's start-up time and memory, so `svc serve` listens first and loads the
- * engine right after (see `createSvcServer`).
+ * The real engine, imported on first use (the first request that compresses),
+ * so `svc serve` is ready and small before any work arrives (issue 19).
  */
 export const lazyEngine = {
   load: () => {

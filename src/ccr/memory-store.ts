@@ -43,5 +43,7 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrSt
     async get(hash) {
       return cache.get(hash);
     },
+    // characters as bytes: V8 keeps Latin-1 text one byte a character (other text takes two)
+    memoryBytes: () => cache.calculatedSize,
   };
 }

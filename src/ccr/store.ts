@@ -15,6 +15,8 @@ export interface CcrStore {
   get(hash: string): Promise<string | undefined>;
   /** Releases resources (timers, connections). */
   close?(): Promise<void>;
+  /** Estimated bytes this process holds for the store (in-memory stores only; `/metrics`). */
+  memoryBytes?(): number;
 }
 
 /** Writes every entry of an engine output; throws if any write fails. */

@@ -35,6 +35,8 @@ export interface Config {
   cacheMaxEntries: number;
   cacheTtl: number;
   cacheMaxBytes: number;
+  memoMaxBytes: number;
+  ccrMemoryMaxBytes: number;
   rateLimit: boolean;
   rateLimitRpm: number;
   rateLimitTpm: number;
@@ -145,6 +147,28 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 256 * 1024 * 1024,
     min: 1024,
     description: 'response cache: maximum total bytes',
+    commands: SERVE,
+  },
+  {
+    key: 'memoMaxBytes',
+    flag: 'memo-max-bytes',
+    env: 'SERVICE_MEMO_MAX_BYTES',
+    kind: 'integer',
+    default: 64 * 1024 * 1024,
+    min: 1024 * 1024,
+    description:
+      'memory of the in-process memos (engine results 1/2, reused body parses 3/8, token counts 1/8), estimated bytes; LRU past it',
+    commands: SERVE,
+  },
+  {
+    key: 'ccrMemoryMaxBytes',
+    flag: 'ccr-memory-max-bytes',
+    env: 'SERVICE_CCR_MEMORY_MAX_BYTES',
+    kind: 'integer',
+    default: 256 * 1024 * 1024,
+    min: 1024 * 1024,
+    description:
+      "the server's in-memory CCR store (without --store): maximum characters of originals kept; least recently used leave first",
     commands: SERVE,
   },
   {

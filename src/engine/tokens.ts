@@ -95,15 +95,32 @@ const PER_TOOL_CALL = 3;
  * name and arguments are counted on every turn) or a SHA-256 of the text.
  * Exact (the key is the whole text); bounded by the characters it holds.
  */
-const MEMO_MAX_CHARS = 16 * 1024 * 1024;
+let memoMaxChars = 16 * 1024 * 1024;
 
 const memos = new Map<string, LRUCache<string, number>>();
+
+/**
+ * Bounds the count memo (characters of text kept, over all encodings; the
+ * server sets it from `--memo-max-bytes`). Counts memoized so far are dropped.
+ */
+export function setTokenMemoLimit(maxChars: number): void {
+  memoMaxChars = Math.max(1024, Math.floor(maxChars));
+  memos.clear();
+}
+
+/** Characters of text the count memo holds (`/metrics`). */
+export function tokenMemoChars(): number {
+  let n = 0;
+  for (const memo of memos.values()) n += memo.calculatedSize;
+  return n;
+}
 
 function memoFor(encoding: string): LRUCache<string, number> {
   let memo = memos.get(encoding);
   if (!memo) {
     memo = new LRUCache<string, number>({
-      maxSize: MEMO_MAX_CHARS,
+      // shared by the encodings in use (one in almost every deployment)
+      maxSize: memoMaxChars,
       sizeCalculation: (_n, text) => text.length + 16,
     });
     memos.set(encoding, memo);

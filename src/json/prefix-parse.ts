@@ -138,6 +138,11 @@ export class PrefixParser {
     });
   }
 
+  /** Characters of text and bytes of raw body kept (`/metrics`; the parsed messages are besides). */
+  memoryBytes(): number {
+    return this.groups.calculatedSize;
+  }
+
   /** Parses `text` (throws as `JSON.parse` does on invalid JSON). */
   parse(text: string): ParsedBody {
     return this.parseText(text, groupKey(text), undefined);

@@ -5,6 +5,7 @@ import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
+import { setTokenMemoLimit } from '../engine/tokens.js';
 import { createEventBus } from '../events.js';
 import { DEFAULT_FORMAT } from '../formats/index.js';
 import { PrefixParser } from '../json/prefix-parse.js';
@@ -20,6 +21,7 @@ export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
 import { LargeBodyPool, workerScript } from './large-body/pool.js';
+import { collectWhenIdle } from './idle-gc.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
@@ -85,6 +87,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
   const store = config.store
     ? await connectSharedStore({ url: config.store, prefix: config.storePrefix, logger })
     : undefined;
+  setTokenMemoLimit(config.memoMaxBytes / 8);
   const ctx: ServerContext = {
     config,
     bus: createEventBus(),
@@ -92,7 +95,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       options.ccr ??
       (store
         ? createRedisCcrStore(store, { ttlSeconds: config.ccrTtl })
-        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000 })),
+        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000, maxSize: config.ccrMemoryMaxBytes })),
     ...(store ? { store } : {}),
     logger,
     now,
@@ -101,8 +104,9 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     onClose: [],
     inFlight: new Set(),
     compress: options.compress ?? lazyEngine.compress,
-    engineMemo: createEngineMemo(),
-    bodies: new PrefixParser(),
+    // --memo-max-bytes: engine results 1/2, reused parses 3/8, token counts 1/8 (src/engine/tokens.ts)
+    engineMemo: createEngineMemo(config.memoMaxBytes / 2),
+    bodies: new PrefixParser((config.memoMaxBytes * 3) / 8),
     pipeline: new ProxyPipeline(PROXY_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };
@@ -141,6 +145,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       ctx.onClose.push(() => pool.close());
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
+    collectWhenIdle(ctx);
   } catch (err) {
     await store?.close();
     throw err;
@@ -156,11 +161,9 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
         server.keepAliveTimeout = 65_000;
         server.once('error', reject);
         server.once('listening', () => {
-          // Load the engine (tokenizer tables) right after start, off the ready path.
-          setImmediate(() => {
-            void ctx.upstream.warm().catch(() => undefined);
-            if (!options.compress) void lazyEngine.load().catch(() => undefined);
-          });
+          // Nothing more is loaded while idle (issue 19: ready fast, small at rest): undici on the
+          // first upstream call, the engine on the first request that compresses, the tokenizer
+          // ranks on the first count.
           const addr = server.address() as AddressInfo;
           const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
           resolve(`http://${host}:${addr.port}`);

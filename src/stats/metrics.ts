@@ -20,6 +20,8 @@ export interface MetricsOptions {
   now: () => number;
   /** The response cache's own counters, when a cache is running. */
   cacheStats?: () => CacheCounts | undefined;
+  /** Bytes held by part (`service_memory_bytes{part}`), read at each scrape. */
+  memory?: () => Record<string, number>;
 }
 
 /** The Prometheus registry of one server and the function that feeds it. */
@@ -105,6 +107,19 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  if (options.memory) {
+    const memory = options.memory;
+    new Gauge({
+      name: 'service_memory_bytes',
+      help: 'Memory held by the server: rss, heap_used, heap_total, external, and estimates of each bounded store',
+      labelNames: ['part'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [part, bytes] of Object.entries(memory())) this.set({ part }, bytes);
+      },
+    });
+  }
   let hitsFromEvents = 0;
   new Counter({
     name: 'service_cache_hits_total',

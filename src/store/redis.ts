@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { SvcError } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -75,6 +75,8 @@ export async function connectSharedStore(options: ConnectStoreOptions): Promise<
     );
   }
   const commandTimeoutMs = options.commandTimeoutMs ?? 1000;
+  // ioredis is loaded only with --store: it would add ~30 ms and a few MB to every start-up.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(options.url, {
     lazyConnect: true,
     enableOfflineQueue: false,

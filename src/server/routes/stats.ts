@@ -20,6 +20,7 @@ import {
   type StatsRecord,
 } from '../../stats/stats-record.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
+import { memoryParts } from '../memory.js';
 import { sendError, sendJson } from '../respond.js';
 
 /** Models whose missing price has been logged (one note each, bounded). */
@@ -127,6 +128,7 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
     startedAt: ctx.startedAt,
     now: ctx.now,
     cacheStats: () => ctx.cacheStats?.(),
+    memory: () => memoryParts(ctx),
   });
   Object.assign(ctx, { pricing, liveStats: live, savings });
   const breakdown = new Breakdown();

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * Loopback mock upstream for the benches: answers every POST with a small
+ * non-streaming reply (messages format for /v1/messages, chat-completions
+ * otherwise) once the request body has been read. Prints its port on stdout.
+ */
+import { createServer } from 'node:http';
+
+const MESSAGES_REPLY = JSON.stringify({
+  id: 'msg_bench',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5',
+  content: [{ type: 'text', text: 'ok' }],
+  stop_reason: 'end_turn',
+  usage: { input_tokens: 1000, output_tokens: 1 },
+});
+const CHAT_REPLY = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  model: 'gpt-4o',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1000, completion_tokens: 1, total_tokens: 1001 },
+});
+
+const server = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const reply = req.url?.endsWith('/messages') ? MESSAGES_REPLY : CHAT_REPLY;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
+    res.end(reply);
+  });
+});
+server.keepAliveTimeout = 65_000;
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));

@@ -1,0 +1,474 @@
+#!/usr/bin/env node
+/**
+ * Speed and memory bench (issue 19): in one run, side by side against one
+ * loopback mock upstream,
+ *   - direct       the mock upstream itself (the floor of the client),
+ *   - baseline     a minimal undici forwarding proxy (bench/lib/forward-proxy.js),
+ *   - no-optimize  `svc serve --no-optimize`,
+ *   - svc          `svc serve` (compressing),
+ * with messages-format bodies built like a Claude Code session
+ * (fixtures/generate.js: ~1k and ~91k tokens), "fresh" (every request a new
+ * conversation: the first message varies) and "same" (the same body again).
+ *
+ * Figures: CPU ms per request (server process user+sys delta / requests),
+ * added p50 at c=1 versus direct, requests/s at c=10 (~1k, same) as a ratio
+ * to direct and to the baseline, time to ready (spawn -> GET /health 200),
+ * RSS 5 s after ready, RSS after sustained ~91k fresh load at c=10 and after
+ * as long idle, `svc compress` of the 12k-token sample and `svc --version`
+ * wall. Every figure is the median of `--runs` runs; then a targets table.
+ *
+ *   node bench/perf.js [--quick] [--runs N] [--json] [--only svc,no-optimize]
+ *
+ * svc runs with --no-cache and --no-rate-limit (the response cache would turn
+ * "same" into cache hits; bench/guards.js measures the guards) and a
+ * throwaway SERVICE_HOME. Run from dist/ (`npm run bench` builds first).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { generateSession } from '../fixtures/generate.js';
+import { buildSession, toMessagesBody } from '../fixtures/lib/conversation.js';
+import { createRng } from '../fixtures/lib/rng.js';
+import { loadNote, median, printTable, ROOT, requireBuild, runNode } from './lib/measure.js';
+
+const argv = process.argv.slice(2);
+const has = (f) => argv.includes(f);
+const optionValue = (f) => (argv.indexOf(f) === -1 ? undefined : argv[argv.indexOf(f) + 1]);
+const QUICK = has('--quick');
+const RUNS = Number(optionValue('--runs') ?? (QUICK ? 1 : 3));
+const ONLY = optionValue('--only')?.split(',');
+const LOAD_S = QUICK ? 8 : 30;
+const IDLE_S = QUICK ? 8 : 30;
+const RPS_S = QUICK ? 2 : 5;
+const N = QUICK ? { small: 60, large: 15 } : { small: 300, large: 50 };
+
+const TARGETS = {
+  readyMs: 300,
+  idleRssMb: 70,
+  rssGrowthMb: 50,
+  freshAddedMs: 10,
+  freshCpuMs: 10,
+  sameCpuMs: 1,
+  noOptimizeRpsRatio: 0.25,
+  compressMs: 250,
+  versionMs: 150,
+};
+
+// ---------------------------------------------------------------- helpers
+
+function rssMb(pid) {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
+
+/** CPU time (user + system, all threads) a process has used, in ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a helper that prints its port on stdout. */
+function spawnPrintsPort(file, args = []) {
+  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(\d+)\n/.exec(out);
+      if (m) resolve({ child, url: `http://127.0.0.1:${m[1]}` });
+    });
+    child.on('exit', (code) => reject(new Error(`${file} exited ${code}`)));
+  });
+}
+
+async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Spawns `svc serve`, resolving when GET /health answers 200, with the time that took. */
+async function spawnSvc(upstream, extra, home) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/run.js'),
+      'serve',
+      '--port',
+      String(port),
+      '--messages-api-url',
+      `${upstream}/v1`,
+      '--compat-api-url',
+      `${upstream}/v1`,
+      '--no-telemetry',
+      '--no-cache',
+      '--no-rate-limit',
+      '--log-level',
+      'warn',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SERVICE_HOME: home } },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const pool = new Pool(url, { connections: 1 });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`svc serve exited ${child.exitCode}: ${stderr}`);
+      try {
+        const res = await pool.request({ method: 'GET', path: '/health' });
+        await res.body.dump();
+        if (res.statusCode === 200) break;
+      } catch {
+        await sleep(2);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  return { child, url, readyMs: performance.now() - t0 };
+}
+
+// ---------------------------------------------------------------- bodies
+
+/** A messages-format body of a session, as JSON text split around its first message. */
+function bodyOf(session) {
+  const body = toMessagesBody(session);
+  const task = body.messages[0].content[0].text;
+  const text = JSON.stringify(body);
+  const at = text.indexOf(JSON.stringify(task).slice(1, -1));
+  return {
+    bytes: Buffer.byteLength(text),
+    same: text,
+    /** The n-th new conversation: a different first message, the rest the same. */
+    fresh: (n) => `${text.slice(0, at)}[${process.pid}-${n}] ${text.slice(at)}`,
+  };
+}
+
+let freshCounter = 0;
+
+async function send(pool, body) {
+  const t0 = performance.now();
+  const res = await pool.request({
+    method: 'POST',
+    path: '/v1/messages',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'sk-ant-bench',
+      'anthropic-version': '2023-06-01',
+    },
+  });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+  return performance.now() - t0;
+}
+
+/** c=1: `n` requests to the target interleaved with `n` direct ones; p50s and the target's CPU per request. */
+async function latency(direct, target, pid, body, mode, n) {
+  const pick = () => (mode === 'same' ? body.same : body.fresh(freshCounter++));
+  for (let i = 0; i < 5; i++) {
+    await send(direct, pick());
+    await send(target, pick());
+  }
+  const d = [];
+  const t = [];
+  let cpu = 0;
+  for (let i = 0; i < n; i++) {
+    const b = pick();
+    d.push(await send(direct, b));
+    const c0 = pid ? cpuMs(pid) : 0;
+    t.push(await send(target, b));
+    // a little time for work after the response (stats counting) to land in this request's CPU
+    await sleep(1);
+    if (pid) cpu += cpuMs(pid) - c0;
+  }
+  return {
+    p50: percentile(t, 50),
+    direct: percentile(d, 50),
+    added: percentile(t, 50) - percentile(d, 50),
+    cpu: pid ? cpu / n : undefined,
+  };
+}
+
+/** Requests per second over `seconds` with `concurrency` senders. */
+async function throughput(pool, pick, seconds, concurrency) {
+  let done = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await send(pool, pick());
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  requireBuild();
+  const home = mkdtempSync(join(os.tmpdir(), 'svc-perf-'));
+  // ~1.1k tokens (one log output, below the size the router compresses) and ~91k (o200k counts)
+  const small = bodyOf(buildSession(createRng(19), ['logs'], { scale: 0.5 }));
+  const large = bodyOf(generateSession(91_000));
+  const mock = await spawnPrintsPort(join(ROOT, 'bench/lib/mock-upstream.js'));
+  const direct = new Pool(mock.url, { connections: 32 });
+  const results = { bodies: { small_bytes: small.bytes, large_bytes: large.bytes }, targets: {} };
+  const variants = [
+    { name: 'baseline', start: () => spawnBaseline(mock.url) },
+    { name: 'no-optimize', start: () => spawnSvc(mock.url, ['--no-optimize'], home) },
+    { name: 'svc', start: () => spawnSvc(mock.url, [], home) },
+  ].filter((v) => !ONLY || ONLY.includes(v.name) || v.name === 'baseline');
+
+  try {
+    // requests/s of the upstream alone (the client's ceiling), measured next to each target's
+    const rpsDirect = [];
+    results.direct = {};
+
+    for (const v of variants) {
+      const out = {};
+      results[v.name] = out;
+      // time to ready: several spawns, the last one stays up for the rest
+      const ready = [];
+      let proc;
+      for (let r = 0; r < Math.max(3, RUNS); r++) {
+        if (proc) await stop(proc.child);
+        proc = await v.start();
+        ready.push(proc.readyMs);
+      }
+      out.ready_ms = median(ready);
+      await sleep(5000);
+      out.rss_idle_mb = rssMb(proc.child.pid);
+      const pool = new Pool(proc.url, { connections: 32 });
+      const pid = proc.child.pid;
+      for (const [label, body, n] of [
+        ['1k', small, N.small],
+        ['91k', large, N.large],
+      ]) {
+        for (const mode of ['same', 'fresh']) {
+          const runs = [];
+          for (let r = 0; r < RUNS; r++) runs.push(await latency(direct, pool, pid, body, mode, n));
+          out[`${label}_${mode}`] = {
+            added_p50_ms: median(runs.map((x) => x.added)),
+            p50_ms: median(runs.map((x) => x.p50)),
+            cpu_ms: median(runs.map((x) => x.cpu)),
+          };
+        }
+      }
+      // requests/s through the target and, right before each run, of the upstream alone:
+      // on a shared machine the ceiling moves, so each ratio is to the ceiling of its moment
+      const rps = [];
+      const ratios = [];
+      for (let r = 0; r < RUNS; r++) {
+        const ceiling = await throughput(direct, () => small.same, RPS_S, 10);
+        rps.push(await throughput(pool, () => small.same, RPS_S, 10));
+        ratios.push(rps.at(-1) / ceiling);
+        rpsDirect.push(ceiling);
+      }
+      out.rps_1k_c10 = median(rps);
+      out.rps_ratio_direct = median(ratios);
+      // sustained load of new ~91k conversations, then idle
+      await throughput(pool, () => large.fresh(freshCounter++), LOAD_S, 10);
+      out.rss_after_load_mb = rssMb(pid);
+      await pool.close();
+      await sleep(IDLE_S * 1000);
+      out.rss_after_idle_mb = rssMb(pid);
+      if (v.name !== 'baseline') out.metrics_memory = await memoryMetrics(proc.url);
+      await stop(proc.child);
+    }
+
+    if (!ONLY || ONLY.includes('cli')) {
+      const version = [];
+      const compress = [];
+      for (let r = 0; r < Math.max(3, RUNS + 2); r++) {
+        version.push((await runNode([join(ROOT, 'bin/run.js'), '--version'])).ms);
+        const c = await runNode(
+          [
+            join(ROOT, 'bin/run.js'),
+            'compress',
+            '--no-record',
+            join(ROOT, 'fixtures/samples/agent-session.json'),
+          ],
+          { env: { ...process.env, SERVICE_HOME: home } },
+        );
+        if (c.code !== 0) throw new Error(`svc compress exited ${c.code}: ${c.stderr}`);
+        compress.push(c.ms);
+      }
+      results.cli = { version_ms: median(version), compress_12k_ms: median(compress) };
+    }
+    results.direct.rps_1k_c10 = median(rpsDirect);
+  } finally {
+    await direct.close();
+    await stop(mock.child);
+    rmSync(home, { recursive: true, force: true });
+  }
+  report(results);
+}
+
+async function spawnBaseline(upstream) {
+  const t0 = performance.now();
+  const p = await spawnPrintsPort(join(ROOT, 'bench/lib/forward-proxy.js'), [upstream]);
+  return { ...p, readyMs: performance.now() - t0 };
+}
+
+/** The `service_memory_bytes` lines of /metrics, if the server has them. */
+async function memoryMetrics(url) {
+  const pool = new Pool(url, { connections: 1 });
+  try {
+    const res = await pool.request({ method: 'GET', path: '/metrics' });
+    const text = await res.body.text();
+    const parts = {};
+    for (const m of text.matchAll(/^service_memory_bytes\{part="([^"]+)"\} (\S+)$/gm))
+      parts[m[1]] = Number(m[2]) / 1024 / 1024;
+    return parts;
+  } finally {
+    await pool.close();
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+function report(r) {
+  if (has('--json')) {
+    console.log(JSON.stringify(r, null, 2));
+    return;
+  }
+  const names = ['baseline', 'no-optimize', 'svc'].filter((n) => r[n]);
+  const f1 = (x) => (x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(1));
+  const f2 = (x) => (x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(2));
+  const rows = [];
+  for (const size of ['1k', '91k'])
+    for (const mode of ['same', 'fresh']) {
+      rows.push([
+        `CPU ms/request, ~${size}, ${mode}`,
+        ...names.map((n) => f2(r[n][`${size}_${mode}`].cpu_ms)),
+      ]);
+      rows.push([
+        `added p50 ms at c=1, ~${size}, ${mode}`,
+        ...names.map((n) => f2(r[n][`${size}_${mode}`].added_p50_ms)),
+      ]);
+    }
+  rows.push([
+    `requests/s ~1k c=10 (direct, median ${r.direct.rps_1k_c10.toFixed(0)})`,
+    ...names.map((n) => r[n].rps_1k_c10.toFixed(0)),
+  ]);
+  rows.push(['  ratio to direct (measured next to it)', ...names.map((n) => f2(r[n].rps_ratio_direct))]);
+  if (r.baseline)
+    rows.push([
+      '  ratio to baseline',
+      ...names.map((n) => f2(r[n].rps_ratio_direct / r.baseline.rps_ratio_direct)),
+    ]);
+  rows.push(['time to ready ms (spawn -> /health 200)', ...names.map((n) => f1(r[n].ready_ms))]);
+  rows.push(['RSS MB, idle 5 s after ready', ...names.map((n) => f1(r[n].rss_idle_mb))]);
+  rows.push([
+    `RSS MB after ${LOAD_S} s of ~91k fresh at c=10`,
+    ...names.map((n) => f1(r[n].rss_after_load_mb)),
+  ]);
+  rows.push([`RSS MB after that and ${IDLE_S} s idle`, ...names.map((n) => f1(r[n].rss_after_idle_mb))]);
+  printTable(
+    `speed and memory (median of ${RUNS} run${RUNS === 1 ? '' : 's'}; bodies ${(r.bodies.small_bytes / 1024).toFixed(0)} KiB and ${(r.bodies.large_bytes / 1024).toFixed(0)} KiB; ${loadNote()})`,
+    ['measure', ...names],
+    rows,
+  );
+  for (const n of names)
+    if (r[n].metrics_memory && Object.keys(r[n].metrics_memory).length > 0)
+      console.log(
+        `${n} /metrics service_memory_bytes after idle (MB): ${Object.entries(r[n].metrics_memory)
+          .map(([k, v]) => `${k}=${v.toFixed(1)}`)
+          .join(' ')}`,
+      );
+
+  const t = TARGETS;
+  const checks = [];
+  const check = (what, value, ok, target) =>
+    checks.push([
+      what,
+      value === undefined || Number.isNaN(value) ? 'n/a' : f2(value),
+      target,
+      ok ? 'pass' : 'FAIL',
+    ]);
+  for (const n of ['svc', 'no-optimize'].filter((x) => r[x])) {
+    check(`${n}: time to ready ms`, r[n].ready_ms, r[n].ready_ms <= t.readyMs, `<= ${t.readyMs}`);
+    check(`${n}: idle RSS MB`, r[n].rss_idle_mb, r[n].rss_idle_mb <= t.idleRssMb, `<= ${t.idleRssMb}`);
+    const growth = r[n].rss_after_idle_mb - r[n].rss_idle_mb;
+    check(
+      `${n}: RSS after load + idle minus idle MB`,
+      growth,
+      growth <= t.rssGrowthMb,
+      `<= ${t.rssGrowthMb}`,
+    );
+  }
+  if (r.svc) {
+    const fresh = r.svc['91k_fresh'];
+    check(
+      'svc: ~91k fresh added p50 ms',
+      fresh.added_p50_ms,
+      fresh.added_p50_ms <= t.freshAddedMs,
+      `<= ${t.freshAddedMs}`,
+    );
+    check('svc: ~91k fresh CPU ms/request', fresh.cpu_ms, fresh.cpu_ms <= t.freshCpuMs, `<= ${t.freshCpuMs}`);
+    const same = r.svc['91k_same'];
+    check(
+      'svc: ~91k same (memoized) CPU ms/request',
+      same.cpu_ms,
+      same.cpu_ms <= t.sameCpuMs,
+      `<= ${t.sameCpuMs}`,
+    );
+  }
+  if (r['no-optimize']) {
+    const ratio = r['no-optimize'].rps_ratio_direct;
+    check(
+      'no-optimize: requests/s ~1k c=10 / direct',
+      ratio,
+      ratio >= t.noOptimizeRpsRatio,
+      `>= ${t.noOptimizeRpsRatio}`,
+    );
+  }
+  if (r.cli) {
+    check(
+      'svc compress 12k sample wall ms',
+      r.cli.compress_12k_ms,
+      r.cli.compress_12k_ms <= t.compressMs,
+      `<= ${t.compressMs}`,
+    );
+    check('svc --version wall ms', r.cli.version_ms, r.cli.version_ms <= t.versionMs, `<= ${t.versionMs}`);
+  }
+  printTable('targets (issue 19)', ['target', 'measured', 'goal', ''], checks);
+  console.log(
+    'CPU ms/request is the server process user+sys time (clock ticks of 10 ms) over the requests, work after the response included.',
+  );
+}
+
+await main();

@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createEventBus } from '../../src/events.js';
+import type { ServerContext } from '../../src/server/context.js';
+import { collectWhenIdle, exposeGc } from '../../src/server/idle-gc.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Advances the fake clock and its timers. */
+const sleep = async (ms: number) => {
+  await vi.advanceTimersByTimeAsync(ms);
+};
+
+function fakeCtx() {
+  return { bus: createEventBus(), inFlight: new Set<Promise<void>>(), onClose: [] as Array<() => unknown> };
+}
+
+const finished = (ctx: ReturnType<typeof fakeCtx>) =>
+  ctx.bus.emit('request.finished', {} as Parameters<typeof ctx.bus.emit<'request.finished'>>[1]);
+
+describe('a full GC when the server goes idle (issue 19)', () => {
+  it('exposes V8’s collector', () => {
+    const gc = exposeGc();
+    expect(typeof gc).toBe('function');
+    gc!();
+  });
+
+  it('collects once, idleMs after the last finished request, never with a request in flight', async () => {
+    vi.useFakeTimers();
+    const ctx = fakeCtx();
+    let runs = 0;
+    collectWhenIdle(ctx as unknown as ServerContext, () => runs++, 60);
+    await sleep(120);
+    expect(runs).toBe(0); // no work yet: nothing to collect
+    finished(ctx);
+    await sleep(30);
+    finished(ctx); // still busy: the idle time restarts
+    await sleep(40);
+    expect(runs).toBe(0);
+    await sleep(80);
+    expect(runs).toBe(1);
+    await sleep(120);
+    expect(runs).toBe(1); // once per idle period
+
+    const pending = new Promise<void>(() => undefined);
+    ctx.inFlight.add(pending);
+    finished(ctx);
+    await sleep(150);
+    expect(runs).toBe(1); // a request still running: no pause now
+    ctx.inFlight.delete(pending);
+    await sleep(100);
+    expect(runs).toBe(2);
+
+    finished(ctx);
+    for (const hook of ctx.onClose) hook();
+    await sleep(120);
+    expect(runs).toBe(2); // closed: the timer is gone
+  });
+});
