@@ -20,8 +20,8 @@ import type { RoutePlugin, ServerContext } from './context.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
-import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { collectWhenIdle } from './idle-gc.js';
+import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';

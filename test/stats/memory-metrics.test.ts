@@ -65,7 +65,12 @@ describe('service_memory_bytes in /metrics', () => {
     cleanups.push(cleanup);
     const memoMax = 1024 * 1024;
     const srv = await startServer(home, {
-      flags: { 'compat-api-url': api, 'memo-max-bytes': String(memoMax), 'rate-limit': false, telemetry: false },
+      flags: {
+        'compat-api-url': api,
+        'memo-max-bytes': String(memoMax),
+        'rate-limit': false,
+        telemetry: false,
+      },
     });
     servers.push(srv);
 
