@@ -126,6 +126,7 @@ describe('GET /stats against the real server', () => {
       added: 0,
       cache_read: 100,
       cache_write: 40,
+      retrieval: 0,
     });
     // 0.001625 + (100*2.5 + 40*2.5)/1e6 = 0.00035; both mystery-model requests are unknown, not added
     expect(body.cost.total_cost_usd).toBeCloseTo(0.001625 + 0.00035, 12);

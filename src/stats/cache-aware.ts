@@ -1,0 +1,205 @@
+import { createHash } from 'node:crypto';
+import type { Counterfactual, ReportedUsage, RequestFinishedEvent } from '../events.js';
+import { usageCost } from './cost.js';
+import { matchModel, type ModelPrice, type PricingTable } from './pricing.js';
+
+/**
+ * Cache-aware savings (docs/stats.md, "Cache-aware savings"): what a request
+ * would have been billed without svc, estimated from the client's own
+ * requests and the provider's prompt cache, against what it was billed.
+ *
+ * The conversation's previous original request is kept as per-segment hashes
+ * with cumulative token counts (tools, then each message), never as a body;
+ * conversations and segments are bounded (principle 4).
+ */
+
+const PER_MILLION = 1_000_000;
+/** Anthropic's prompt-cache lifetimes: 5 minutes by default, 1 hour for `ttl: "1h"` writes. */
+export const CACHE_TTL_MS = 5 * 60_000;
+export const CACHE_TTL_1H_MS = 60 * 60_000;
+/** Conversations remembered (least recently used dropped first). */
+export const MAX_CONVERSATIONS = 2000;
+/** Segments remembered per conversation (a longer conversation's tail is not compared). */
+export const MAX_SEGMENTS = 4096;
+
+/** One request's prefix: a hash per segment and the tokens up to and including it. */
+export interface PrefixShape {
+  hashes: string[];
+  /** Cumulative tokens, `cumulative[i]` = tokens of segments 0..i. */
+  cumulative: number[];
+}
+
+interface Remembered extends PrefixShape {
+  time: number;
+}
+
+/** A short hash of a segment's JSON (sha1, 12 bytes base64). */
+export function segmentHash(value: unknown): string {
+  return createHash('sha1')
+    .update(JSON.stringify(value) ?? 'null')
+    .digest('base64')
+    .slice(0, 16);
+}
+
+/** Identity of a conversation: the client's key hash, the model, and its first segments (system, first message). */
+export function conversationKey(keyHash: string | undefined, model: string | undefined, first: string[]): string {
+  return createHash('sha1')
+    .update(`${keyHash ?? ''}\n${model ?? ''}\n${first.join('\n')}`)
+    .digest('base64')
+    .slice(0, 22);
+}
+
+/** Tokens of the longest common run of leading segments of two prefixes. */
+export function commonPrefixTokens(prev: PrefixShape, next: PrefixShape): number {
+  const n = Math.min(prev.hashes.length, next.hashes.length);
+  let i = 0;
+  while (i < n && prev.hashes[i] === next.hashes[i]) i += 1;
+  return i === 0 ? 0 : (next.cumulative[i - 1] ?? 0);
+}
+
+/**
+ * The previous request's prefix of each conversation, bounded: at most
+ * MAX_CONVERSATIONS (least recently used dropped) of at most MAX_SEGMENTS
+ * segments each. About 40 bytes a segment: 2000 x 4096 segments at most.
+ */
+export class ConversationPrefixes {
+  private readonly seen = new Map<string, Remembered>();
+
+  constructor(private readonly maxConversations = MAX_CONVERSATIONS) {}
+
+  /**
+   * Tokens of `shape` shared with the conversation's previous request still
+   * in the cache (`ttlMs` since it was sent), then remembers `shape` as its
+   * latest request.
+   */
+  advance(key: string, shape: PrefixShape, now: number, ttlMs: number): number {
+    const prev = this.seen.get(key);
+    const shared = prev && now - prev.time <= ttlMs ? commonPrefixTokens(prev, shape) : 0;
+    this.seen.delete(key);
+    this.seen.set(key, {
+      hashes: shape.hashes.slice(0, MAX_SEGMENTS),
+      cumulative: shape.cumulative.slice(0, MAX_SEGMENTS),
+      time: now,
+    });
+    while (this.seen.size > this.maxConversations) {
+      const oldest = this.seen.keys().next().value;
+      if (oldest === undefined) break;
+      this.seen.delete(oldest);
+    }
+    return shared;
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+}
+
+/** True when the request used the provider's prompt cache (it read or wrote cache tokens). */
+function usesCache(usage: ReportedUsage): boolean {
+  return usage.cacheRead + usage.cacheWrite > 0;
+}
+
+/**
+ * USD of a request of `tokens` input tokens of which `prefix` are in the
+ * provider's cache, priced like the actual request's first answer (`shape`):
+ * the same uncached tail (`shape.input`), the rest written at the same mix of
+ * 5-minute and 1-hour writes, the same output. A request that used no cache
+ * is priced as plain input. Counts are in the upstream's tokens.
+ */
+export function cachedRequestCost(price: ModelPrice, tokens: number, prefix: number, shape: ReportedUsage): number {
+  const output = shape.output * price.output;
+  if (!usesCache(shape)) return (tokens * price.input + output) / PER_MILLION;
+  const read = Math.min(prefix, tokens);
+  const tail = Math.min(shape.input, tokens - read);
+  const written = tokens - read - tail;
+  const share1h = shape.cacheWrite > 0 ? Math.min(shape.cacheWrite1h ?? 0, shape.cacheWrite) / shape.cacheWrite : 0;
+  const writeRate = (1 - share1h) * price.cacheWrite + share1h * price.cacheWrite1h;
+  return (read * price.cacheRead + tail * price.input + written * writeRate + output) / PER_MILLION;
+}
+
+/**
+ * Factor from svc's token counts to the upstream's: the input the upstream
+ * billed for the first answer over svc's count of what was forwarded (1
+ * without usage). svc counts Claude models with an estimate; the factor
+ * keeps the estimate in the invoice's units.
+ */
+export function calibration(cf: Counterfactual): number {
+  const u = cf.firstUsage;
+  if (!u || cf.forwarded <= 0) return 1;
+  const billed = u.input + u.cacheRead + u.cacheWrite;
+  return billed > 0 ? billed / cf.forwarded : 1;
+}
+
+/** The cache-aware estimate of the request without svc, in USD. */
+export function estimateWithoutSvc(price: ModelPrice, cf: Counterfactual, streamedOutput = 0): number {
+  const k = calibration(cf);
+  const tokens = Math.round(cf.original * k);
+  const prefix = Math.round(cf.cachedPrefix * k);
+  const shape: ReportedUsage = cf.firstUsage ?? { input: tokens, output: streamedOutput, cacheRead: 0, cacheWrite: 0 };
+  return cachedRequestCost(price, tokens, prefix, shape);
+}
+
+/**
+ * Cache-aware USD saved by a priced event: the estimate without svc less
+ * what the request was billed (its retrieval rounds included). Undefined
+ * when unknown: no estimate inputs, unknown model or cost, or not billed.
+ */
+export function cacheAwareSavings(table: PricingTable, event: RequestFinishedEvent): number | undefined {
+  const cf = event.counterfactual;
+  if (!cf || event.costUsd === undefined || event.cached || event.status >= 400) return undefined;
+  const key = matchModel(table, event.model);
+  const price = key === undefined ? undefined : table.prices.get(key);
+  if (!price) return undefined;
+  return estimateWithoutSvc(price, cf, event.streamedOutputTokens ?? 0) - event.costUsd;
+}
+
+/**
+ * `--observe`: cache-aware USD compression would have saved: the estimate of
+ * the request as sent (which is what was billed) less the estimate of the
+ * compressed request, both priced like the actual answer.
+ */
+export function projectedSavingsUsd(table: PricingTable, event: RequestFinishedEvent): number | undefined {
+  const cf = event.counterfactual;
+  const projected = event.projected;
+  if (!cf || !projected || event.cached || event.status >= 400) return undefined;
+  const key = matchModel(table, event.model);
+  const price = key === undefined ? undefined : table.prices.get(key);
+  if (!price) return undefined;
+  const k = calibration(cf);
+  const shape: ReportedUsage = cf.firstUsage ?? {
+    input: Math.round(cf.original * k),
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+  };
+  const without = cachedRequestCost(price, Math.round(cf.original * k), Math.round(cf.cachedPrefix * k), shape);
+  const withSvc = cachedRequestCost(
+    price,
+    Math.round(projected.tokensAfter * k),
+    Math.round((cf.projectedPrefix ?? 0) * k),
+    shape,
+  );
+  return without - withSvc;
+}
+
+/** Prices each retrieval round's usage (undefined: unknown model or no usage). */
+export function roundCost(table: PricingTable, model: string | undefined, usage: ReportedUsage | undefined) {
+  const key = matchModel(table, model);
+  const price = key === undefined ? undefined : table.prices.get(key);
+  return price && usage ? usageCost(price, usage) : undefined;
+}
+
+/** Sum of usages (each tier); undefined when none is known. */
+export function sumUsage(usages: Array<ReportedUsage | undefined>): ReportedUsage | undefined {
+  let out: ReportedUsage | undefined;
+  for (const u of usages) {
+    if (!u) continue;
+    out ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0 };
+    out.input += u.input;
+    out.output += u.output;
+    out.cacheRead += u.cacheRead;
+    out.cacheWrite += u.cacheWrite;
+    out.cacheWrite1h = (out.cacheWrite1h ?? 0) + (u.cacheWrite1h ?? 0);
+  }
+  return out;
+}
