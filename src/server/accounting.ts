@@ -1,4 +1,5 @@
 import { compressAndStore, lazyEngine } from '../compression.js';
+import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
 import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage, RetrievalRound } from '../events.js';
 import { parseRequest } from '../formats/index.js';
@@ -13,7 +14,6 @@ import {
   sumUsage,
 } from '../stats/cache-aware.js';
 import { compressionOf, type ProxyExchange, type ProxyStage, type ServerContext } from './context.js';
-import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
 import { contextCutIn, retrievalTool } from './retrieval/tool.js';
 
 /**
@@ -113,7 +113,11 @@ function hashOf(message: ChatMessage): string {
  * (system first), with cumulative token counts as the proxy counts whole
  * requests (tools as their JSON text, messages with `countMessages`).
  */
-async function prefixShape(model: string, tools: unknown[] | undefined, messages: ChatMessage[]): Promise<PrefixShape> {
+async function prefixShape(
+  model: string,
+  tools: unknown[] | undefined,
+  messages: ChatMessage[],
+): Promise<PrefixShape> {
   const tokenizer = (await lazyEngine.load()).tokenizerFor(model);
   const hashes: string[] = [];
   const cumulative: number[] = [];

@@ -68,7 +68,8 @@ export function publishFinished(ctx: ServerContext, event: RequestFinishedEvent)
     const priced = priceRequest(ctx.pricing, event);
     event.costUsd = priced.costUsd;
     event.savingsUsd = priced.savingsUsd;
-    for (const round of event.retrievalRounds ?? []) round.costUsd = roundCost(ctx.pricing, event.model, round.usage);
+    for (const round of event.retrievalRounds ?? [])
+      round.costUsd = roundCost(ctx.pricing, event.model, round.usage);
     event.cacheAwareSavingsUsd = cacheAwareSavings(ctx.pricing, event);
     if (event.projected) event.projected.savingsUsd = projectedSavingsUsd(ctx.pricing, event);
   }

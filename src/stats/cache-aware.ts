@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Counterfactual, ReportedUsage, RequestFinishedEvent } from '../events.js';
 import { usageCost } from './cost.js';
-import { matchModel, type ModelPrice, type PricingTable } from './pricing.js';
+import { type ModelPrice, matchModel, type PricingTable } from './pricing.js';
 
 /**
  * Cache-aware savings (docs/stats.md, "Cache-aware savings"): what a request
@@ -42,7 +42,11 @@ export function segmentHash(value: unknown): string {
 }
 
 /** Identity of a conversation: the client's key hash, the model, and its first segments (system, first message). */
-export function conversationKey(keyHash: string | undefined, model: string | undefined, first: string[]): string {
+export function conversationKey(
+  keyHash: string | undefined,
+  model: string | undefined,
+  first: string[],
+): string {
   return createHash('sha1')
     .update(`${keyHash ?? ''}\n${model ?? ''}\n${first.join('\n')}`)
     .digest('base64')
@@ -106,13 +110,19 @@ function usesCache(usage: ReportedUsage): boolean {
  * 5-minute and 1-hour writes, the same output. A request that used no cache
  * is priced as plain input. Counts are in the upstream's tokens.
  */
-export function cachedRequestCost(price: ModelPrice, tokens: number, prefix: number, shape: ReportedUsage): number {
+export function cachedRequestCost(
+  price: ModelPrice,
+  tokens: number,
+  prefix: number,
+  shape: ReportedUsage,
+): number {
   const output = shape.output * price.output;
   if (!usesCache(shape)) return (tokens * price.input + output) / PER_MILLION;
   const read = Math.min(prefix, tokens);
   const tail = Math.min(shape.input, tokens - read);
   const written = tokens - read - tail;
-  const share1h = shape.cacheWrite > 0 ? Math.min(shape.cacheWrite1h ?? 0, shape.cacheWrite) / shape.cacheWrite : 0;
+  const share1h =
+    shape.cacheWrite > 0 ? Math.min(shape.cacheWrite1h ?? 0, shape.cacheWrite) / shape.cacheWrite : 0;
   const writeRate = (1 - share1h) * price.cacheWrite + share1h * price.cacheWrite1h;
   return (read * price.cacheRead + tail * price.input + written * writeRate + output) / PER_MILLION;
 }
@@ -135,7 +145,12 @@ export function estimateWithoutSvc(price: ModelPrice, cf: Counterfactual, stream
   const k = calibration(cf);
   const tokens = Math.round(cf.original * k);
   const prefix = Math.round(cf.cachedPrefix * k);
-  const shape: ReportedUsage = cf.firstUsage ?? { input: tokens, output: streamedOutput, cacheRead: 0, cacheWrite: 0 };
+  const shape: ReportedUsage = cf.firstUsage ?? {
+    input: tokens,
+    output: streamedOutput,
+    cacheRead: 0,
+    cacheWrite: 0,
+  };
   return cachedRequestCost(price, tokens, prefix, shape);
 }
 
@@ -172,7 +187,12 @@ export function projectedSavingsUsd(table: PricingTable, event: RequestFinishedE
     cacheRead: 0,
     cacheWrite: 0,
   };
-  const without = cachedRequestCost(price, Math.round(cf.original * k), Math.round(cf.cachedPrefix * k), shape);
+  const without = cachedRequestCost(
+    price,
+    Math.round(cf.original * k),
+    Math.round(cf.cachedPrefix * k),
+    shape,
+  );
   const withSvc = cachedRequestCost(
     price,
     Math.round(projected.tokensAfter * k),

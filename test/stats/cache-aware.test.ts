@@ -96,7 +96,10 @@ function turnBodies(): string[] {
   const messages: object[] = [{ role: 'user', content: 'Check the build.' }];
   const turns = [body(messages)];
   messages.push(
-    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'tool_1', input: { path: '.' } }] },
+    {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'tool_1', input: { path: '.' } }],
+    },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: RESULT }] },
   );
   turns.push(body(messages));
@@ -192,7 +195,7 @@ describe('cache-aware savings of a three-turn session', () => {
 
     // Each turn extends the previous one: the shared prefix is the whole previous original body.
     // With today's engine (forwarded 1337, 1726, 1743 tokens): turn 1 -$0.00264375, turn 2
-    // +$0.0820884 (k = 6100/1726: 19011 tokens, 4188 read, 300 input, 14523 written at the
+    // +$0.0820884 (k = 6100/1726: 19010 tokens, 4188 read, 300 input, 14522 written at the
     // 1-hour rate, against $0.0084 billed), turn 3 +$0.0022713.
     const prefix = [0, input[0]!, input[1]!];
     const estimates = [0, 1, 2].map((i) => estimate(i, input[i]!, prefix[i]!, out[i]!));
@@ -237,7 +240,9 @@ describe('cache-aware savings of a three-turn session', () => {
     const prefixIn = [0, input[0]!, input[1]!];
     const prefixOut = [0, compressed[0]!, compressed[1]!];
     const projected = [0, 1, 2].map(
-      (i) => estimate(i, input[i]!, prefixIn[i]!, input[i]!) - estimate(i, compressed[i]!, prefixOut[i]!, input[i]!),
+      (i) =>
+        estimate(i, input[i]!, prefixIn[i]!, input[i]!) -
+        estimate(i, compressed[i]!, prefixOut[i]!, input[i]!),
     );
     const sum = (projected[0]! + projected[1]! + projected[2]!) / 1e6;
     expect(p.savings_usd).toBeCloseTo(sum, 9);
