@@ -35,6 +35,12 @@ export interface SavingsAmount {
   cli_tokens_saved: number;
   /** `svc compress` inputs that saved tokens (source `cli`). */
   cli_runs: number;
+  /**
+   * Cache-aware USD saved by proxied requests: the estimate without svc less
+   * the billed cost (docs/stats.md); negative when svc cost more. Absent in
+   * files written before it: 0.
+   */
+  cache_aware_savings_usd: number;
 }
 
 /** A point of the lifetime totals, written when savings are flushed. */
@@ -67,6 +73,7 @@ export function zeroAmount(): SavingsAmount {
     unpriced_tokens_saved: 0,
     cli_tokens_saved: 0,
     cli_runs: 0,
+    cache_aware_savings_usd: 0,
   };
 }
 
@@ -92,6 +99,7 @@ export function addAmount(a: SavingsAmount, b: SavingsAmount): void {
   a.unpriced_tokens_saved += b.unpriced_tokens_saved;
   a.cli_tokens_saved = (a.cli_tokens_saved ?? 0) + (b.cli_tokens_saved ?? 0);
   a.cli_runs = (a.cli_runs ?? 0) + (b.cli_runs ?? 0);
+  a.cache_aware_savings_usd = roundUsd((a.cache_aware_savings_usd ?? 0) + (b.cache_aware_savings_usd ?? 0));
 }
 
 /** One saving: `savingsUsd` undefined means the model's price is unknown. */
@@ -101,6 +109,10 @@ export interface SavingsRecord {
   savingsUsd: number | undefined;
   /** Who saved it: a proxied or `/v1/compress` request (default), or an offline `svc compress` run (`cli`, tokens only). */
   source?: 'proxy' | 'cli';
+  /** Cache-aware USD of a proxied request (signed), when estimated. */
+  cacheAwareUsd?: number;
+  /** Only the cache-aware USD (a request that saved no tokens): not counted in `requests`. */
+  cacheAwareOnly?: boolean;
 }
 
 /** Adds one saving to a pending delta. */
@@ -115,8 +127,13 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
     addAmount(amount, { ...zeroAmount(), cli_tokens_saved: record.tokensSaved, cli_runs: 1 });
     return;
   }
+  if (record.cacheAwareOnly) {
+    addAmount(amount, { ...zeroAmount(), cache_aware_savings_usd: record.cacheAwareUsd ?? 0 });
+    return;
+  }
   addAmount(amount, {
     ...zeroAmount(),
+    cache_aware_savings_usd: record.cacheAwareUsd ?? 0,
     tokens_saved: record.tokensSaved,
     compression_savings_usd: record.savingsUsd ?? 0,
     requests: 1,

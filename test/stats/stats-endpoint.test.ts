@@ -144,6 +144,7 @@ describe('GET /stats against the real server', () => {
       unpriced_tokens_saved: 200,
       cli_tokens_saved: 0,
       cli_runs: 0,
+      cache_aware_savings_usd: 0,
     });
     expect(body.persistent_savings.recent_history).toHaveLength(1);
     expect(body.persistent_savings.recent_history[0]).toMatchObject({

@@ -55,6 +55,15 @@ function subscribe(
           time: event.time.getTime(),
           tokensSaved: event.tokensSaved,
           savingsUsd: priced.savingsUsd,
+          cacheAwareUsd: event.cacheAwareSavingsUsd,
+        });
+      } else if (event.cacheAwareSavingsUsd !== undefined && event.cacheAwareSavingsUsd !== 0) {
+        savings.record({
+          time: event.time.getTime(),
+          tokensSaved: 0,
+          savingsUsd: 0,
+          cacheAwareUsd: event.cacheAwareSavingsUsd,
+          cacheAwareOnly: true,
         });
       }
     } catch (err) {
