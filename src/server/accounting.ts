@@ -230,12 +230,17 @@ async function settle(ex: ProxyExchange): Promise<void> {
 
 /**
  * Registers the after-response accounting of each proxied request (placed
- * right after `parse`). Nothing here runs before the response has ended.
+ * right after `parse`). Nothing here runs before the response has ended; its
+ * hook is added once the later stages are done, so their own `onFinish`
+ * hooks (the cache storing an answer) run first and are not held up by it.
  */
 export const accountingStage: ProxyStage = {
   name: 'accounting',
   async run(ex, next) {
-    if (ex.format) {
+    if (!ex.format) return next();
+    try {
+      await next();
+    } finally {
       ex.onFinish.push(async (done) => {
         try {
           await settle(done);
@@ -244,6 +249,5 @@ export const accountingStage: ProxyStage = {
         }
       });
     }
-    return next();
   },
 };
