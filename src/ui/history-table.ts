@@ -62,7 +62,7 @@ export function historyTable(record: HistoryRecord, series: SeriesName, width?: 
     usd(e.total_compression_savings_usd),
   ]);
   const { text, hidden, width: w } = fitTable(columns, rows, opts);
-  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)} (at input price), ${signedUsd(record.lifetime.cache_aware_savings_usd ?? 0)} cache-aware${cliNote(record.lifetime)}\n`;
+  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\ncache-aware: ${signedUsd(record.lifetime.cache_aware_savings_usd ?? 0)} (estimate without svc less the bill)${cliNote(record.lifetime)}\n`;
 }
 
 /** Offline `svc compress` savings, shown apart: tokens only, never USD. */
