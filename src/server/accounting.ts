@@ -97,9 +97,9 @@ function stateOf(ctx: ServerContext): AccountingState {
 }
 
 /** Each message's hash, memoized per message object (a re-sent conversation reuses its objects). */
-const messageHashes = new WeakMap<object, string>();
+const messageHashes = new WeakMap<object, number>();
 
-function hashOf(message: ChatMessage): string {
+function hashOf(message: ChatMessage): number {
   let h = messageHashes.get(message);
   if (h === undefined) {
     h = segmentHash(message);
@@ -119,7 +119,7 @@ async function prefixShape(
   messages: ChatMessage[],
 ): Promise<PrefixShape> {
   const tokenizer = (await lazyEngine.load()).tokenizerFor(model);
-  const hashes: string[] = [];
+  const hashes: number[] = [];
   const cumulative: number[] = [];
   let total = 0;
   if (tools && tools.length > 0) {

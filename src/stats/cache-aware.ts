@@ -21,31 +21,36 @@ export const CACHE_TTL_1H_MS = 60 * 60_000;
 export const MAX_CONVERSATIONS = 2000;
 /** Segments remembered per conversation (a longer conversation's tail is not compared). */
 export const MAX_SEGMENTS = 4096;
+/** Segments remembered in all (16 bytes each: at most 16 MB); least recently used conversations go first. */
+export const MAX_TOTAL_SEGMENTS = 1_000_000;
 
 /** One request's prefix: a hash per segment and the tokens up to and including it. */
 export interface PrefixShape {
-  hashes: string[];
+  hashes: number[];
   /** Cumulative tokens, `cumulative[i]` = tokens of segments 0..i. */
   cumulative: number[];
 }
 
-interface Remembered extends PrefixShape {
+/** A remembered prefix, packed: 8 bytes of hash and 8 of tokens per segment. */
+interface Remembered {
+  hashes: Float64Array;
+  cumulative: Float64Array;
   time: number;
 }
 
-/** A short hash of a segment's JSON (sha1, 12 bytes base64). */
-export function segmentHash(value: unknown): string {
+/** A segment's hash: the first 48 bits of the sha1 of its JSON (an exact integer in a double). */
+export function segmentHash(value: unknown): number {
   return createHash('sha1')
     .update(JSON.stringify(value) ?? 'null')
-    .digest('base64')
-    .slice(0, 16);
+    .digest()
+    .readUIntBE(0, 6);
 }
 
 /** Identity of a conversation: the client's key hash, the model, and its first segments (system, first message). */
 export function conversationKey(
   keyHash: string | undefined,
   model: string | undefined,
-  first: string[],
+  first: number[],
 ): string {
   return createHash('sha1')
     .update(`${keyHash ?? ''}\n${model ?? ''}\n${first.join('\n')}`)
@@ -54,7 +59,10 @@ export function conversationKey(
 }
 
 /** Tokens of the longest common run of leading segments of two prefixes. */
-export function commonPrefixTokens(prev: PrefixShape, next: PrefixShape): number {
+export function commonPrefixTokens(
+  prev: { hashes: ArrayLike<number> },
+  next: { hashes: ArrayLike<number>; cumulative: ArrayLike<number> },
+): number {
   const n = Math.min(prev.hashes.length, next.hashes.length);
   let i = 0;
   while (i < n && prev.hashes[i] === next.hashes[i]) i += 1;
@@ -63,13 +71,18 @@ export function commonPrefixTokens(prev: PrefixShape, next: PrefixShape): number
 
 /**
  * The previous request's prefix of each conversation, bounded: at most
- * MAX_CONVERSATIONS (least recently used dropped) of at most MAX_SEGMENTS
- * segments each. About 40 bytes a segment: 2000 x 4096 segments at most.
+ * MAX_CONVERSATIONS of at most MAX_SEGMENTS segments each, and at most
+ * MAX_TOTAL_SEGMENTS segments in all (16 bytes each), least recently used
+ * conversations dropped first.
  */
 export class ConversationPrefixes {
   private readonly seen = new Map<string, Remembered>();
+  private segments = 0;
 
-  constructor(private readonly maxConversations = MAX_CONVERSATIONS) {}
+  constructor(
+    private readonly maxConversations = MAX_CONVERSATIONS,
+    private readonly maxSegments = MAX_TOTAL_SEGMENTS,
+  ) {}
 
   /**
    * Tokens of `shape` shared with the conversation's previous request still
@@ -79,22 +92,34 @@ export class ConversationPrefixes {
   advance(key: string, shape: PrefixShape, now: number, ttlMs: number): number {
     const prev = this.seen.get(key);
     const shared = prev && now - prev.time <= ttlMs ? commonPrefixTokens(prev, shape) : 0;
-    this.seen.delete(key);
+    if (prev) {
+      this.seen.delete(key);
+      this.segments -= prev.hashes.length;
+    }
+    const n = Math.min(shape.hashes.length, MAX_SEGMENTS);
     this.seen.set(key, {
-      hashes: shape.hashes.slice(0, MAX_SEGMENTS),
-      cumulative: shape.cumulative.slice(0, MAX_SEGMENTS),
+      hashes: Float64Array.from(shape.hashes.slice(0, n)),
+      cumulative: Float64Array.from(shape.cumulative.slice(0, n)),
       time: now,
     });
-    while (this.seen.size > this.maxConversations) {
+    this.segments += n;
+    while (this.seen.size > this.maxConversations || this.segments > this.maxSegments) {
       const oldest = this.seen.keys().next().value;
-      if (oldest === undefined) break;
+      if (oldest === undefined || oldest === key) break;
+      this.segments -= this.seen.get(oldest)?.hashes.length ?? 0;
       this.seen.delete(oldest);
     }
     return shared;
   }
 
+  /** Conversations remembered. */
   get size(): number {
     return this.seen.size;
+  }
+
+  /** Segments remembered in all. */
+  get segmentCount(): number {
+    return this.segments;
   }
 }
 
