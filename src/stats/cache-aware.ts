@@ -190,6 +190,8 @@ export function cacheAwareSavings(table: PricingTable, event: RequestFinishedEve
   const key = matchModel(table, event.model);
   const price = key === undefined ? undefined : table.prices.get(key);
   if (!price) return undefined;
+  // --observe forwarded the request untouched: it was billed what it would have been without svc.
+  if (event.projected) return 0;
   return estimateWithoutSvc(price, cf, event.streamedOutputTokens ?? 0) - event.costUsd;
 }
 

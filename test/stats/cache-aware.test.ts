@@ -225,6 +225,8 @@ describe('cache-aware savings of a three-turn session', () => {
     expect(observed.stats.tokens.saved).toBe(0);
     expect(observed.stats.tokens.sent).toBe(observed.stats.tokens.input);
     expect(observed.stats.cost.total_savings_usd).toBe(0);
+    expect(observed.stats.cost.cache_aware_savings_usd).toBe(0);
+    expect(observed.stats.cost.cache_aware_requests).toBe(3);
     expect(observed.stats.requests.by_mode.passthrough).toBe(3);
     // projected: what the normal run saved on the same requests
     const p = observed.stats.projected;
