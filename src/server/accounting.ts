@@ -31,7 +31,7 @@ interface RoundsSeen {
   firstRead: boolean;
   continuations: RetrievalRound[];
   /** The continuation bodies, counted after the response. */
-  bodies: string[];
+  bodies: Buffer[];
 }
 
 const rounds = new WeakMap<ProxyExchange, RoundsSeen>();
@@ -58,20 +58,21 @@ export function answerRead(ex: ProxyExchange, round: number, usage: ReportedUsag
 }
 
 /**
- * The retrieval loop sent continuation `round` (1-based) upstream with body
- * `text`; its tokens are counted after the response (`settle`).
+ * Continuation `round` (1-based) went upstream with `body`: every upstream
+ * call of a request after the first (the retrieval loop's). Its tokens are
+ * counted after the response (`settle`).
  */
-export function continuationSent(ex: ProxyExchange, round: number, text: string): void {
+function continuationSent(ex: ProxyExchange, round: number, body: Buffer): void {
   const seen = roundsOf(ex);
   seen.continuations[round - 1] = { round, tokens: 0, usage: undefined };
-  seen.bodies[round - 1] = text;
+  seen.bodies[round - 1] = body;
 }
 
 /** Tokens of a whole continuation body (messages and tools), as the proxy counts requests. */
-async function bodyTokens(ex: ProxyExchange, text: string): Promise<number> {
-  if (!ex.format) return 0;
+async function bodyTokens(ex: ProxyExchange, body: Buffer | undefined): Promise<number> {
+  if (!ex.format || !body) return 0;
   try {
-    const parsed = parseRequest(ex.format, JSON.parse(text));
+    const parsed = parseRequest(ex.format, JSON.parse(body.toString('utf8')));
     const tools = Array.isArray(parsed.body.tools) ? (parsed.body.tools as unknown[]) : undefined;
     return (await prefixShape(parsed.model ?? 'unknown', tools, parsed.messages)).cumulative.at(-1) ?? 0;
   } catch {
@@ -163,7 +164,7 @@ async function settle(ex: ProxyExchange): Promise<void> {
   const firstUsage = seen?.firstRead ? seen.first : event.usage;
   if (seen && seen.continuations.length > 0) {
     const conts = seen.continuations.filter(Boolean);
-    for (const r of conts) r.tokens = await bodyTokens(ex, seen.bodies[r.round - 1] ?? '');
+    for (const r of conts) r.tokens = await bodyTokens(ex, seen.bodies[r.round - 1]);
     seen.bodies = [];
     const tokens = conts.reduce((n, r) => n + r.tokens, 0);
     event.retrievalRounds = conts;
@@ -238,6 +239,14 @@ export const accountingStage: ProxyStage = {
   name: 'accounting',
   async run(ex, next) {
     if (!ex.format) return next();
+    // Every upstream call after the first is a continuation svc sent for this request (retrieval loop).
+    const call = ex.callUpstream;
+    let calls = 0;
+    ex.callUpstream = (body, encoding) => {
+      calls += 1;
+      if (calls > 1 && Buffer.isBuffer(body)) continuationSent(ex, calls - 1, body);
+      return call(body, encoding);
+    };
     try {
       await next();
     } finally {

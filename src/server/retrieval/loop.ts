@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import { countRequestText } from '../../compression.js';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { type SseEvent, type SseUsageReader, sseEvents } from '../../formats/index.js';
-import { answerRead, continuationSent } from '../accounting.js';
+import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
 import {
   answerCalls,
@@ -168,7 +168,6 @@ async function jsonLoop(
     }
     const answers = await answerCalls(ex.ctx, calls);
     text = appendRetrievalTurn(text, state.format, assistant, answers);
-    continuationSent(ex, round + 1, text);
     upstream = await ex.callUpstream(Buffer.from(text, 'utf8'));
     if (upstream.statusCode !== 200) return upstream;
   }
@@ -200,7 +199,6 @@ function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamRes
       if (result.calls.length === 0 || last) break;
       const answers = await answerCalls(ex.ctx, result.calls);
       text = appendRetrievalTurn(text, state.format, result.assistant, answers);
-      continuationSent(ex, round + 1, text);
       const next = await ex.callUpstream(Buffer.from(text, 'utf8'));
       if (next.statusCode !== 200) {
         const error = (await readAll(decoded(next).body)).toString('utf8');
