@@ -1,6 +1,6 @@
 // Stats bench: cost of the request.finished subscriber on the hot path, and the
 // latency of /stats, /stats-history and a savings-file flush with a savings
-// file at its bounds. Run after `npm run build`: node bench/stats.js
+// file at its bounds (attribution split at its caps). Run after `npm run build`: node bench/stats.js
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,21 +18,36 @@ import {
 const home = mkdtempSync(join(tmpdir(), 'svc-bench-stats-'));
 const HOUR = 3_600_000;
 
+/** Nine projects, models and clients per saving: every bucket's attribution split at its cap (8 + other). */
+function addAttributed(delta, time, tokensSaved, savingsUsd) {
+  for (let v = 0; v < 9; v++) {
+    const attribution = { project: `project-${v}`, model: `claude-sonnet-4-${v}`, client: `client-${v}` };
+    addToDelta(delta, { time, tokensSaved, savingsUsd, attribution });
+  }
+}
+
 function fullSavingsFile(path, now) {
-  // Every rollup bucket and every checkpoint slot filled: the largest file svc keeps.
+  // Every rollup bucket and every checkpoint slot filled, attribution at its caps: the largest file svc keeps.
   const data = emptySavings(now - 10 * 366 * 24 * HOUR);
   for (let i = HISTORY_MAX_CHECKPOINTS + 10; i >= 0; i--) {
     const delta = new Map();
     const t = now - i * 4 * 24 * HOUR; // one point every 4 days reaches back past every retention
-    addToDelta(delta, { time: t, tokensSaved: 1234, savingsUsd: 0.003 });
+    addAttributed(delta, t, 1234, 0.003);
     applyDelta(data, delta, t);
   }
   for (let h = 0; h < 168; h++) {
     const delta = new Map();
-    addToDelta(delta, { time: now - h * HOUR, tokensSaved: 10, savingsUsd: 0.0001 });
+    addAttributed(delta, now - h * HOUR, 10, 0.0001);
     applyDelta(data, delta, now - h * HOUR);
   }
-  writeFileSync(path, JSON.stringify(data, null, 1));
+  // as the savings file writes it (attribution rows on one line)
+  writeFileSync(
+    path,
+    JSON.stringify(data, null, 1).replace(
+      /\[\s+([^\s,\]]+),\s+([^\s,\]]+),\s+([^\s,\]]+),\s+([^\s,\]]+)\s+\]/g,
+      '[$1,$2,$3,$4]',
+    ),
+  );
 }
 
 function event(i) {
@@ -58,7 +73,9 @@ function event(i) {
     rateLimited: false,
     compressionFailed: false,
     errorCode: undefined,
-    keyHash: undefined,
+    keyHash: `key${i % 7}`,
+    project: `project-${i % 5}`,
+    client: i % 2 ? 'claude-code' : 'openai-sdk',
   };
 }
 
@@ -96,12 +113,13 @@ try {
   const stats = await timeGet(`${url}/stats`, 200);
   const history = await timeGet(`${url}/stats-history`, 100);
   const csv = await timeGet(`${url}/stats-history?format=csv&series=hourly`, 100);
+  const byProject = await timeGet(`${url}/stats-history?by=project`, 100);
   const metrics = await timeGet(`${url}/metrics`, 200);
   await server.close();
 
   const rows = [
     [
-      'request.finished subscriber (price, count, metrics, savings delta)',
+      'request.finished subscriber (price, count, metrics, breakdown, savings delta)',
       `${perEventUs.toFixed(2)} µs/event`,
     ],
     ['savings file at its bounds', `${(statSync(savingsPath).size / 1024).toFixed(0)} KiB`],
@@ -112,6 +130,7 @@ try {
     ['GET /stats p50 / p99', `${pct(stats, 0.5).toFixed(2)} / ${pct(stats, 0.99).toFixed(2)} ms`],
     ['GET /stats-history p50 / p99', `${pct(history, 0.5).toFixed(2)} / ${pct(history, 0.99).toFixed(2)} ms`],
     ['GET /stats-history?format=csv&series=hourly p50', `${pct(csv, 0.5).toFixed(2)} ms`],
+    ['GET /stats-history?by=project p50', `${pct(byProject, 0.5).toFixed(2)} ms`],
     ['GET /metrics p50', `${pct(metrics, 0.5).toFixed(2)} ms`],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));

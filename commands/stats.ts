@@ -1,7 +1,9 @@
 import { Command, Flags } from '@oclif/core';
 import { resolveConfig } from '../src/config/index.js';
 import { isSvcError } from '../src/errors.js';
+import { DIMENSIONS, type Dimension } from '../src/stats/breakdown.js';
 import { defaultStatsUrl, loadStatsSnapshot, type StatsSnapshot } from '../src/stats/snapshot.js';
+import { type BreakdownView, breakdownTable, breakdownView } from '../src/ui/breakdown-table.js';
 import { formatStatsText } from '../src/ui/stats-rows.js';
 
 /** `svc stats`: live statistics of a running server, or lifetime totals when none answers. */
@@ -15,15 +17,21 @@ export default class Stats extends Command {
     '<%= config.bin %> stats',
     '<%= config.bin %> stats --url http://127.0.0.1:9000',
     '<%= config.bin %> stats --json',
+    '<%= config.bin %> stats --by project',
   ];
   static override enableJsonFlag = true;
   static override flags = {
     url: Flags.string({
       summary: 'server address (default: http://SERVICE_HOST:SERVICE_PORT, i.e. http://127.0.0.1:8787)',
     }),
+    by: Flags.string({
+      summary:
+        'one table of requests, tokens, cost and savings by project, model, client or key (API-key hash)',
+      options: [...DIMENSIONS],
+    }),
   };
 
-  async run(): Promise<StatsSnapshot | undefined> {
+  async run(): Promise<StatsSnapshot | BreakdownView | undefined> {
     const { flags } = await this.parse(Stats);
     let config: ReturnType<typeof resolveConfig>;
     try {
@@ -37,6 +45,11 @@ export default class Stats extends Command {
       this.error(`--url: "${url}" is not an http(s) URL`, { exit: 2 });
     }
     const load = () => loadStatsSnapshot({ url, savingsPath: config.savingsPath });
+    if (flags.by) {
+      const view = breakdownView(await load(), flags.by as Dimension);
+      if (!this.jsonEnabled()) this.log(breakdownTable(view));
+      return view;
+    }
     if (this.jsonEnabled()) return load();
     if (!process.stdout.isTTY) {
       const snapshot = await load();

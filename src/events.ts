@@ -67,6 +67,10 @@ export interface RequestFinishedEvent {
   errorCode: string | undefined;
   /** sha256 prefix of the client's key, never the key. */
   keyHash: string | undefined;
+  /** Project the request is attributed to (`x-svc-project` or `/p/NAME/`); absent: `default`. */
+  project?: string;
+  /** Client family from the user agent (`claude-code`, `codex`, `openai-sdk`, ...); absent: `other`. */
+  client?: string;
   /** Id of this request (the request log links retrieval rounds to it); absent in events built elsewhere. */
   requestId?: string;
   /**

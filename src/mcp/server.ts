@@ -62,6 +62,7 @@ async function callServer(
       method: 'POST',
       headers: {
         'content-type': 'application/json',
+        'user-agent': `svc-mcp/${VERSION}`,
         ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
       },
       body: JSON.stringify(body),

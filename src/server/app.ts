@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { connectSharedStore } from '../store/redis.js';
 import { VERSION } from '../version.js';
+import { withProjectPrefix } from './attribution.js';
 import { withCanonicalPaths } from './canonical-path.js';
 import type { RoutePlugin, ServerContext } from './context.js';
 
@@ -118,7 +119,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no route for ${req.method} ${req.path}`);
     },
   });
-  app.handler = withCanonicalPaths(app.handler);
+  // `/p/NAME/v1/...` is attributed to project NAME and routed as `/v1/...` (issue 18, item 7).
+  app.handler = withProjectPrefix(withCanonicalPaths(app.handler));
   try {
     if (config.mlcompress) {
       // Loaded before listening: with --mlcompress, ready means the model is loaded (spec 1.8).

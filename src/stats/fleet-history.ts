@@ -13,7 +13,7 @@ export async function loadFleetHistory(url: string, prefix: string, now: number)
   const store = await connectSharedStore({ url, prefix, logger: silentLogger });
   try {
     const data = await new RedisSavingsStore(store, { now: () => now }).read();
-    return { record: buildHistoryRecord(data, now), state: data.history.length > 0 ? 'ok' : 'missing' };
+    return { record: buildHistoryRecord(data, now), data, state: data.history.length > 0 ? 'ok' : 'missing' };
   } finally {
     await store.close();
   }

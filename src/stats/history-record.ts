@@ -5,6 +5,7 @@ import {
   type SavingsAmount,
   type SavingsData,
   SCHEMA_VERSION,
+  withoutBy,
   zeroAmount,
 } from './savings-data.js';
 
@@ -107,7 +108,7 @@ export function buildHistoryRecord(data: SavingsData, now: number): HistoryRecor
   return {
     schema_version: SCHEMA_VERSION,
     generated_at: iso(now),
-    lifetime: { ...data.lifetime },
+    lifetime: withoutBy(data.lifetime),
     history: data.history.map((c) => ({ ...c })),
     series,
     exports: {

@@ -99,7 +99,9 @@ export class RedisSavingsStore implements SavingsStore {
   }
 
   record(record: SavingsRecord): void {
-    addToDelta(this.pending, record);
+    // The shared totals in Redis keep no per-project/model/client split (issue 18, item 7: file only).
+    const { attribution: _attribution, ...plain } = record;
+    addToDelta(this.pending, plain);
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;

@@ -81,6 +81,9 @@ function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[:.]/g, '-');
 }
 
+/** An array of exactly four numbers as `JSON.stringify(_, null, 1)` lays it out (one per line). */
+const FOUR_NUMBERS = /\[\s+(-?[\d.e+-]+),\s+(-?[\d.e+-]+),\s+(-?[\d.e+-]+),\s+(-?[\d.e+-]+)\s+\]/g;
+
 /**
  * lowdb adapter for the savings file. Reads validate the content; a malformed
  * file is moved aside to `<path>.corrupt-<UTC stamp>` with a warning and read
@@ -114,6 +117,8 @@ export class SavingsFileAdapter implements Adapter<SavingsData> {
   }
 
   async write(data: SavingsData): Promise<void> {
-    await writeFileAtomic(this.path, `${JSON.stringify(data, null, 1)}\n`);
+    // The `by` rows (4 numbers each) on one line: a third of the file's size at its bounds.
+    const text = JSON.stringify(data, null, 1).replace(FOUR_NUMBERS, '[$1,$2,$3,$4]');
+    await writeFileAtomic(this.path, `${text}\n`);
   }
 }

@@ -41,7 +41,28 @@ export interface SavingsAmount {
    * files written before it: 0.
    */
   cache_aware_savings_usd: number;
+  /**
+   * The proxy savings above by project, model and client (issue 18, item 7):
+   * value -> `[tokens_saved, compression_savings_usd, requests,
+   * unpriced_tokens_saved]`. Bounded: at most `BY_MAX_VALUES` values per
+   * dimension in a rollup bucket (`BY_LIFETIME_MAX_VALUES` in `lifetime`),
+   * the rest under `other`. Absent in files written before it existed.
+   */
+  by?: AmountBy;
 }
+
+/** Dimensions the savings file records per saving (never the key hash). */
+export const HISTORY_DIMENSIONS = ['project', 'model', 'client'] as const;
+export type HistoryDimension = (typeof HISTORY_DIMENSIONS)[number];
+/** `[tokens_saved, compression_savings_usd, requests, unpriced_tokens_saved]` of one value. */
+export type ByAmount = [number, number, number, number];
+export type AmountBy = Partial<Record<HistoryDimension, Record<string, ByAmount>>>;
+/** Values per dimension kept in one rollup bucket; later values are added to `other`. */
+export const BY_MAX_VALUES = 8;
+/** Values per dimension kept in the lifetime totals. */
+export const BY_LIFETIME_MAX_VALUES = 100;
+/** The value past the caps. */
+export const BY_OTHER = 'other';
 
 /** A point of the lifetime totals, written when savings are flushed. */
 export interface Checkpoint {
@@ -91,8 +112,8 @@ export function emptySavings(now: number): SavingsData {
 
 const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
-/** Adds `b` into `a` (in place). */
-export function addAmount(a: SavingsAmount, b: SavingsAmount): void {
+/** Adds `b` into `a` (in place); `byMax` bounds the values per dimension of `a.by`. */
+export function addAmount(a: SavingsAmount, b: SavingsAmount, byMax = BY_MAX_VALUES): void {
   a.tokens_saved += b.tokens_saved;
   a.compression_savings_usd = roundUsd(a.compression_savings_usd + b.compression_savings_usd);
   a.requests += b.requests;
@@ -100,6 +121,38 @@ export function addAmount(a: SavingsAmount, b: SavingsAmount): void {
   a.cli_tokens_saved = (a.cli_tokens_saved ?? 0) + (b.cli_tokens_saved ?? 0);
   a.cli_runs = (a.cli_runs ?? 0) + (b.cli_runs ?? 0);
   a.cache_aware_savings_usd = roundUsd((a.cache_aware_savings_usd ?? 0) + (b.cache_aware_savings_usd ?? 0));
+  if (b.by) {
+    a.by ??= {};
+    addBy(a.by, b.by, byMax);
+  }
+}
+
+function addBy(into: AmountBy, from: AmountBy, max: number): void {
+  for (const d of HISTORY_DIMENSIONS) {
+    const values = from[d];
+    if (!values) continue;
+    into[d] ??= {};
+    const have = into[d];
+    for (const [value, amount] of Object.entries(values)) {
+      let key = value;
+      if (!(key in have) && key !== BY_OTHER) {
+        const named = Object.keys(have).filter((k) => k !== BY_OTHER).length;
+        if (named >= max) key = BY_OTHER;
+      }
+      const row: ByAmount = have[key] ?? [0, 0, 0, 0];
+      have[key] = row;
+      row[0] += amount[0];
+      row[1] = roundUsd(row[1] + amount[1]);
+      row[2] += amount[2];
+      row[3] += amount[3];
+    }
+  }
+}
+
+/** An amount without its `by` part (what `/stats` and the plain history show). */
+export function withoutBy(amount: SavingsAmount): SavingsAmount {
+  const { by: _by, ...rest } = amount;
+  return rest;
 }
 
 /** One saving: `savingsUsd` undefined means the model's price is unknown. */
@@ -113,6 +166,8 @@ export interface SavingsRecord {
   cacheAwareUsd?: number;
   /** Only the cache-aware USD (a request that saved no tokens): not counted in `requests`. */
   cacheAwareOnly?: boolean;
+  /** Project, model and client of the request (proxy savings only). */
+  attribution?: Partial<Record<HistoryDimension, string>>;
 }
 
 /** Adds one saving to a pending delta. */
@@ -127,26 +182,37 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
     addAmount(amount, { ...zeroAmount(), cli_tokens_saved: record.tokensSaved, cli_runs: 1 });
     return;
   }
+  const unpriced = record.savingsUsd === undefined ? record.tokensSaved : 0;
   if (record.cacheAwareOnly) {
     addAmount(amount, { ...zeroAmount(), cache_aware_savings_usd: record.cacheAwareUsd ?? 0 });
     return;
   }
-  addAmount(amount, {
+  const one: SavingsAmount = {
     ...zeroAmount(),
     cache_aware_savings_usd: record.cacheAwareUsd ?? 0,
     tokens_saved: record.tokensSaved,
     compression_savings_usd: record.savingsUsd ?? 0,
     requests: 1,
-    unpriced_tokens_saved: record.savingsUsd === undefined ? record.tokensSaved : 0,
-  });
+    unpriced_tokens_saved: unpriced,
+  };
+  if (record.attribution) {
+    one.by = {};
+    for (const d of HISTORY_DIMENSIONS) {
+      const value = record.attribution[d];
+      if (value !== undefined)
+        one.by[d] = { [value]: [record.tokensSaved, record.savingsUsd ?? 0, 1, unpriced] };
+    }
+  }
+  // Unwritten deltas keep as many values as the lifetime totals; the rollup buckets cap them when applied.
+  addAmount(amount, one, BY_LIFETIME_MAX_VALUES);
 }
 
 /** Adds every entry of `from` into `into`. */
 export function mergeDeltas(into: SavingsDelta, from: SavingsDelta): void {
   for (const [hour, amount] of from) {
     const have = into.get(hour);
-    if (have) addAmount(have, amount);
-    else into.set(hour, { ...amount });
+    if (have) addAmount(have, amount, BY_LIFETIME_MAX_VALUES);
+    else into.set(hour, structuredClone(amount));
   }
 }
 
@@ -158,7 +224,7 @@ export function mergeDeltas(into: SavingsDelta, from: SavingsDelta): void {
 export function applyDelta(data: SavingsData, delta: SavingsDelta, now: number): SavingsData {
   if (delta.size === 0) return data;
   for (const [hour, amount] of delta) {
-    addAmount(data.lifetime, amount);
+    addAmount(data.lifetime, amount, BY_LIFETIME_MAX_VALUES);
     for (const period of PERIODS) {
       const key = iso(periodStart(period, hour));
       const buckets = data.rollups[period];

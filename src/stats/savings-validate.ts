@@ -1,5 +1,13 @@
 import { PERIODS } from './periods.js';
-import { type Checkpoint, type SavingsAmount, type SavingsData, SCHEMA_VERSION } from './savings-data.js';
+import {
+  type AmountBy,
+  type ByAmount,
+  type Checkpoint,
+  HISTORY_DIMENSIONS,
+  type SavingsAmount,
+  type SavingsData,
+  SCHEMA_VERSION,
+} from './savings-data.js';
 
 /** Thrown for a savings file that is not a valid version-1 file. */
 export class MalformedSavingsError extends Error {
@@ -34,7 +42,26 @@ function amount(v: unknown, where: string): SavingsAmount {
   if (typeof aware !== 'number' || !Number.isFinite(aware))
     throw new MalformedSavingsError(`${where}.cache_aware_savings_usd is not a number`);
   out.cache_aware_savings_usd = aware;
+  if (v.by !== undefined) out.by = amountBy(v.by, `${where}.by`);
   return out as unknown as SavingsAmount;
+}
+
+function amountBy(v: unknown, where: string): AmountBy {
+  if (!isObj(v)) throw new MalformedSavingsError(`${where} is not an object`);
+  const out: AmountBy = {};
+  for (const d of HISTORY_DIMENSIONS) {
+    const values = v[d];
+    if (values === undefined) continue;
+    if (!isObj(values)) throw new MalformedSavingsError(`${where}.${d} is not an object`);
+    const dim: Record<string, ByAmount> = {};
+    for (const [value, amount] of Object.entries(values)) {
+      if (!Array.isArray(amount) || amount.length !== 4 || !amount.every(isCount))
+        throw new MalformedSavingsError(`${where}.${d}["${value}"] is not 4 numbers >= 0`);
+      dim[value] = amount as ByAmount;
+    }
+    out[d] = dim;
+  }
+  return out;
 }
 
 function checkpoint(v: unknown, i: number): Checkpoint {

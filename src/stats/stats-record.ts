@@ -1,6 +1,7 @@
+import type { BreakdownRecord } from './breakdown.js';
 import type { LiveTotals } from './live-stats.js';
 import type { CacheCounts } from './metrics.js';
-import type { Checkpoint, SavingsAmount } from './savings-data.js';
+import { type Checkpoint, type SavingsAmount, withoutBy } from './savings-data.js';
 
 /** How many of the newest checkpoints `/stats` shows as `persistent_savings.recent_history`. */
 export const RECENT_HISTORY_SIZE = 20;
@@ -34,6 +35,12 @@ export interface StatsRecord {
    * endpoint (`svc mcp`, clients) and by its own retrieval loop (`tool`).
    */
   retrievals?: RetrievalCounts;
+  /**
+   * Requests, tokens, cost and savings of this server since it started, by
+   * project, model, client and API-key hash (issue 18, item 7); each
+   * dimension adds up to `requests.total`, `tokens.*` and `cost.*`.
+   */
+  breakdown?: BreakdownRecord;
   /**
    * With `--store`: the shared store, and this replica's own session
    * counters (the top-level `requests`, `tokens` and `cost` are the fleet's).
@@ -74,7 +81,7 @@ export function buildStatsRecord(input: StatsRecordInput): StatsRecord {
   const { totals } = input;
   return {
     persistent_savings: {
-      lifetime: input.lifetime,
+      lifetime: withoutBy(input.lifetime),
       recent_history: input.history.slice(-RECENT_HISTORY_SIZE),
       file_state: input.fileState,
     },

@@ -238,6 +238,16 @@ describe('two replicas on one Redis', () => {
         .get('service_latency_seconds')!
         .samples.find((x) => x.name === 'service_latency_seconds_count');
       expect(count?.value).toBe(5);
+      // attribution (issue 18, item 7): the fleet's counters by project add up in /metrics
+      const byProject = metrics
+        .get('service_breakdown_requests_total')!
+        .samples.filter((x) => x.labels.dimension === 'project');
+      expect(Object.fromEntries(byProject.map((x) => [x.labels.value, x.value]))).toEqual({ default: 5 });
+      // the shared store keeps no split: the savings show as unattributed, adding up to the totals
+      const split = await json<{ values: Array<{ value: string; tokens_saved: number }> }>(
+        `${r.url}/stats-history?by=project`,
+      );
+      expect(split.values).toEqual([expect.objectContaining({ value: 'unattributed', tokens_saved: saved })]);
     }
 
     const cli = await run(

@@ -192,6 +192,7 @@ describe('a retrieval round is a request', () => {
       expect(removed).toBeGreaterThan(0);
       expect(e.tokensSaved).toBe(removed - continuation);
 
+      // biome-ignore lint/suspicious/noExplicitAny: reads response JSON by path
       const stats = (await (await fetch(`${svc.url}/stats`)).json()) as Record<string, any>;
       expect(stats.requests.total).toBe(1);
       expect(stats.requests.retrieval_rounds).toBe(1);

@@ -102,6 +102,9 @@ export async function sendRequest(req: ServiceRequest, opts: ResolvedCallOptions
   const headers: Record<string, string> = { accept: 'application/json', ...opts.headers, ...req.headers };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+  // svc attributes requests to their client by user agent (`svc-client/...` is this library); a caller's own wins.
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'user-agent'))
+    headers['user-agent'] = 'svc-client/JS';
   const body = req.body === undefined ? undefined : JSON.stringify(req.body);
 
   for (let attempt = 0; ; attempt++) {

@@ -5,6 +5,7 @@
  * failures plainly. `?poll=MS` sets the interval (250 ms to 10 min; default 5 s).
  */
 import { DashboardApiError, getJson, getText } from './api.js';
+import { BreakdownTable } from './breakdown.js';
 import { formatClock } from './format.js';
 import { HistoryView } from './history.js';
 import { fillFields, pick, RatioChart, renderBudget } from './live.js';
@@ -30,6 +31,7 @@ const banner = byId('error');
 const live = byId('live');
 const history = new HistoryView(document);
 const ratio = new RatioChart(document);
+const breakdown = new BreakdownTable(document);
 byId('poll-seconds').textContent = String(Math.round(pollMs / 100) / 10);
 
 let ticks = 0;
@@ -82,6 +84,7 @@ async function tick() {
     const stats = await getJson('stats', signal);
     fillFields(live, 'data-field', stats);
     renderBudget(document, pick(stats, 'budget'));
+    breakdown.update(pick(stats, 'breakdown'));
     banner.hidden = true;
     live.classList.remove('stale-data');
     status.classList.remove('stale');

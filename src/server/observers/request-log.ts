@@ -31,6 +31,8 @@ export function requestLogLine(e: RequestFinishedEvent): string {
     compression_failed: e.compressionFailed,
     error_code: e.errorCode ?? null,
     key_hash: e.keyHash ?? null,
+    project: e.project ?? null,
+    client: e.client ?? null,
     request_id: e.requestId ?? null,
     round: 0,
     retrieval_rounds: e.retrievalRounds?.length ?? 0,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FORMATS, formatForPassthrough, type ProviderFormat } from '../../formats/index.js';
 import { credentialOf } from '../../guards/credentials.js';
+import { attributeEvent } from '../attribution.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
@@ -63,6 +64,7 @@ async function runProxy(
   const url = base + path.slice('/v1'.length) + search;
   const clientKey = requestKey(req.headers);
   pending.event.keyHash = keyHash(credentialOf(req.headers, search));
+  attributeEvent(pending.event, req);
   const ex: ProxyExchange = {
     ctx,
     req,

@@ -25,6 +25,7 @@ const NOT_FORWARDED = new Set([
   'expect',
   'x-service-bypass',
   'x-service-cache',
+  'x-svc-project',
 ]);
 
 function connectionTokens(value: string | string[] | undefined): Set<string> {

@@ -4,6 +4,7 @@ import type { CompressionResult } from '../../engine/types.js';
 import { SvcError } from '../../errors.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
 import { credentialOf } from '../../guards/credentials.js';
+import { attributeEvent } from '../attribution.js';
 import { isAcceptedKey, keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin } from '../context.js';
 import { compressionOf, type ServerContext } from '../context.js';
@@ -45,6 +46,7 @@ async function handleCompress(ctx: ServerContext, req: IncomingMessage, res: Ser
   try {
     const key = requestKey(req.headers);
     ev.keyHash = keyHash(credentialOf(req.headers, (req as { search?: string | null }).search));
+    attributeEvent(ev, req);
     if (!isAcceptedKey(key, ctx.config.apiKeys)) {
       throw new SvcError(
         'SVC_UNAUTHORIZED',

@@ -1,8 +1,10 @@
 import { isSvcError } from '../../errors.js';
 import type { RequestFinishedEvent } from '../../events.js';
 import { DEFAULT_FORMAT } from '../../formats/index.js';
+import { attributionOf, Breakdown, registerBreakdownMetrics } from '../../stats/breakdown.js';
 import { costOf, countsAsSaving } from '../../stats/cost.js';
 import { createFleetStats } from '../../stats/fleet-stats.js';
+import { buildHistoryBy, parseHistoryBy, renderHistoryBy } from '../../stats/history-by.js';
 import { parseHistoryExport, renderHistory } from '../../stats/history-export.js';
 import { buildHistoryRecord } from '../../stats/history-record.js';
 import { LiveStats } from '../../stats/live-stats.js';
@@ -29,6 +31,7 @@ function subscribe(
   live: LiveStats,
   metrics: SvcMetrics,
   savings: SavingsStore,
+  breakdown: Breakdown,
 ) {
   const noted = new Set<string>();
   ctx.bus.on('request.finished', function statsSubscriber(event: RequestFinishedEvent) {
@@ -50,11 +53,14 @@ function subscribe(
       }
       live.apply(event, priced);
       metrics.observe(event, priced);
+      breakdown.apply(event, priced);
       if (countsAsSaving(event)) {
+        const { project, model, client } = attributionOf(event);
         savings.record({
           time: event.time.getTime(),
           tokensSaved: event.tokensSaved,
           savingsUsd: priced.savingsUsd,
+          attribution: { project, model, client },
           cacheAwareUsd: event.cacheAwareSavingsUsd,
         });
       } else if (event.cacheAwareSavingsUsd !== undefined && event.cacheAwareSavingsUsd !== 0) {
@@ -71,6 +77,9 @@ function subscribe(
     }
   });
 }
+
+/** Attribution per server (issue 18, item 7), shown as `/stats` `breakdown`. */
+const breakdowns = new WeakMap<ServerContext, Breakdown>();
 
 /** Marker redemptions per server (the `retrieved` events), shown as `/stats` `retrievals`. */
 const retrievalCounts = new WeakMap<ServerContext, RetrievalCounts>();
@@ -95,6 +104,9 @@ export async function statsRecordFor(ctx: ServerContext): Promise<StatsRecord> {
   });
   const retrievals = retrievalCounts.get(ctx);
   if (retrievals) record.retrievals = { ...retrievals };
+  // This server's own split (with --store too: the fleet's totals above, this replica's breakdown).
+  const breakdown = breakdowns.get(ctx);
+  if (breakdown) record.breakdown = breakdown.record();
   if (ctx.store) {
     const { requests, tokens, cost } = live.totals();
     record.store = {
@@ -126,7 +138,10 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
     cacheStats: () => ctx.cacheStats?.(),
   });
   Object.assign(ctx, { pricing, liveStats: live, savings });
-  subscribe(ctx, pricing, live, metrics, savings);
+  const breakdown = new Breakdown();
+  breakdowns.set(ctx, breakdown);
+  registerBreakdownMetrics(metrics.registry, breakdown);
+  subscribe(ctx, pricing, live, metrics, savings, breakdown);
   const retrievals: RetrievalCounts = { total: 0, endpoint: 0, tool: 0, not_found: 0 };
   retrievalCounts.set(ctx, retrievals);
   ctx.bus.on('retrieved', (e) => {
@@ -154,23 +169,28 @@ export const statsRoutes: RoutePlugin = async (app, ctx) => {
 
   app.get('/stats-history', async (req, res) => {
     let request: ReturnType<typeof parseHistoryExport>;
+    let by: ReturnType<typeof parseHistoryBy>;
     try {
       const query = (req as { query?: Record<string, unknown> }).query ?? {};
       request = parseHistoryExport({ format: query.format, series: query.series });
+      by = parseHistoryBy(query.by);
     } catch (err) {
       if (!isSvcError(err)) throw err;
       sendError(res, DEFAULT_FORMAT, 400, 'invalid_request_error', err.message);
       return;
     }
-    const record = buildHistoryRecord((await savings.view()).data, ctx.now());
-    const { contentType, body } = renderHistory(record, request);
+    const data = (await savings.view()).data;
+    const { contentType, body } = by
+      ? renderHistoryBy(buildHistoryBy(data, by, ctx.now()), request)
+      : renderHistory(buildHistoryRecord(data, ctx.now()), request);
     const headers: Record<string, string> = {
       'content-type': contentType,
       'content-length': String(Buffer.byteLength(body)),
       'cache-control': 'no-store',
     };
     if (request.format === 'csv')
-      headers['content-disposition'] = `attachment; filename="svc-${request.series}.csv"`;
+      headers['content-disposition'] =
+        `attachment; filename="svc-${request.series}${by ? `-by-${by}` : ''}.csv"`;
     res.writeHead(200, headers);
     res.end(body);
   });
