@@ -71,6 +71,66 @@ export interface RequestFinishedEvent {
   project?: string;
   /** Client family from the user agent (`claude-code`, `codex`, `openai-sdk`, ...); absent: `other`. */
   client?: string;
+  /** Id of this request (the request log links retrieval rounds to it); absent in events built elsewhere. */
+  requestId?: string;
+  /**
+   * Upstream continuations svc sent to answer `svc_retrieve` inside the proxy
+   * (docs/stats.md): their usage is in `usage`, their tokens in `tokensAfter`
+   * and `retrievalTokens`, and taken off `tokensSaved`.
+   */
+  retrievalRounds?: RetrievalRound[];
+  /** Tokens of the whole continuation requests svc sent in its retrieval rounds (0 or absent: none). */
+  retrievalTokens?: number;
+  /**
+   * What the conversation's prompt cache held of this request before it: the
+   * inputs of the cache-aware estimate (src/stats/cache-aware.ts), set after
+   * the response; absent when the request was not read.
+   */
+  counterfactual?: Counterfactual;
+  /**
+   * USD saved against the cache-aware estimate of the same request without
+   * svc (estimate less `costUsd`); negative when svc cost more; undefined
+   * when unknown. Set once before the event is emitted.
+   */
+  cacheAwareSavingsUsd?: number;
+  /** `--observe`: what compression would have saved on this request (nothing was changed). */
+  projected?: ProjectedSavings;
+}
+
+/** One retrieval continuation svc sent upstream for a request. */
+export interface RetrievalRound {
+  /** 1 for the first continuation. */
+  round: number;
+  /** Tokens of the whole continuation request, as svc counts them. */
+  tokens: number;
+  /** Usage the upstream reported for it; undefined when it reported none. */
+  usage: ReportedUsage | undefined;
+  /** Its cost (priced once before the event is emitted); undefined when unknown. */
+  costUsd?: number;
+}
+
+/** The inputs of the cache-aware estimate of one request (all in svc's token counts). */
+export interface Counterfactual {
+  /** Tokens of the whole request as the client sent it. */
+  original: number;
+  /** Of those, the prefix shared with the conversation's previous original request, still within the cache TTL. */
+  cachedPrefix: number;
+  /** Usage of the first upstream answer (before any retrieval round): the shape the estimate is priced like. */
+  firstUsage: ReportedUsage | undefined;
+  /** Tokens of the request as first forwarded (before any retrieval round). */
+  forwarded: number;
+  /** `--observe` only: the prefix the compressed request would have shared with the previous compressed one. */
+  projectedPrefix?: number;
+}
+
+/** What compression would have saved on a request forwarded untouched (`--observe`). */
+export interface ProjectedSavings {
+  /** Tokens of the request as compression would have forwarded it. */
+  tokensAfter: number;
+  /** Tokens compression would have removed. */
+  tokensSaved: number;
+  /** Cache-aware USD it would have saved (set when priced); undefined when unknown. */
+  savingsUsd?: number;
 }
 
 export interface RetrievedEvent {

@@ -31,6 +31,7 @@ export interface Config {
   host: string;
   port: number;
   optimize: boolean;
+  observe: boolean;
   cache: boolean;
   cacheMaxEntries: number;
   cacheTtl: number;
@@ -109,6 +110,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'boolean',
     default: true,
     description: '`--no-optimize`: passthrough mode, requests are forwarded byte for byte',
+    commands: SERVE,
+  },
+  {
+    key: 'observe',
+    flag: 'observe',
+    env: 'SERVICE_OBSERVE',
+    kind: 'boolean',
+    default: false,
+    description:
+      'observe mode: requests are forwarded byte for byte (as `--no-optimize`); what compression would have saved is computed after each response and reported as `projected` savings',
     commands: SERVE,
   },
   {

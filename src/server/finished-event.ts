@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { isSvcError, SvcError } from '../errors.js';
 import type { RequestFinishedEvent } from '../events.js';
+import { cacheAwareSavings, projectedSavingsUsd, roundCost } from '../stats/cache-aware.js';
 import { priceRequest } from '../stats/cost.js';
 import type { PendingEvent, ServerContext } from './context.js';
 
@@ -18,7 +20,7 @@ export function startEvent(
       time: new Date(ctx.now()),
       path,
       format,
-      mode: ctx.config.optimize ? 'optimize' : 'passthrough',
+      mode: ctx.config.optimize && !ctx.config.observe ? 'optimize' : 'passthrough',
       model: undefined,
       stream: false,
       status: 0,
@@ -37,6 +39,7 @@ export function startEvent(
       compressionFailed: false,
       errorCode: undefined,
       keyHash: undefined,
+      requestId: randomUUID(),
     },
   };
 }
@@ -65,8 +68,13 @@ export function publishFinished(ctx: ServerContext, event: RequestFinishedEvent)
     const priced = priceRequest(ctx.pricing, event);
     event.costUsd = priced.costUsd;
     event.savingsUsd = priced.savingsUsd;
+    for (const round of event.retrievalRounds ?? [])
+      round.costUsd = roundCost(ctx.pricing, event.model, round.usage);
+    event.cacheAwareSavingsUsd = cacheAwareSavings(ctx.pricing, event);
+    if (event.projected) event.projected.savingsUsd = projectedSavingsUsd(ctx.pricing, event);
   }
   if (event.usage) Object.freeze(event.usage);
+  if (event.projected) Object.freeze(event.projected);
   Object.freeze(event);
   try {
     ctx.bus.emit('request.finished', event);

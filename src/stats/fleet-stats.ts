@@ -185,6 +185,11 @@ export function createFleetStats(store: SharedStore, options: FleetStatsOptions)
       t.savings_percent = t.input > 0 ? Math.round((t.saved / t.input) * 10_000) / 100 : 0;
       zeroed.cost.total_cost_usd = Math.round(zeroed.cost.total_cost_usd * 1e10) / 1e10;
       zeroed.cost.total_savings_usd = Math.round(zeroed.cost.total_savings_usd * 1e10) / 1e10;
+      zeroed.cost.cache_aware_savings_usd = Math.round(zeroed.cost.cache_aware_savings_usd * 1e10) / 1e10;
+      const p = zeroed.projected;
+      p.savings_percent =
+        p.tokens_input > 0 ? Math.round((p.tokens_saved / p.tokens_input) * 10_000) / 100 : 0;
+      p.savings_usd = Math.round(p.savings_usd * 1e10) / 1e10;
       return zeroed;
     },
     async metrics() {

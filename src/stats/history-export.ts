@@ -29,6 +29,7 @@ export const ROLLUP_COLUMNS: readonly (keyof RollupEntry)[] = [
   'total_compression_savings_usd',
   'cli_tokens_saved',
   'cli_runs',
+  'cache_aware_savings_usd',
 ];
 
 /** A validated export request. */

@@ -31,6 +31,8 @@ export interface RollupEntry {
   /** Tokens saved by offline `svc compress` runs (source `cli`): apart, never USD, not in `tokens_saved`. */
   cli_tokens_saved: number;
   cli_runs: number;
+  /** Cache-aware USD saved in the period (signed; docs/stats.md). */
+  cache_aware_savings_usd: number;
   /** Lifetime tokens saved at the end of the period. */
   total_tokens_saved: number;
   /** Lifetime USD saved at the end of the period. */
@@ -82,6 +84,7 @@ export function buildSeries(data: SavingsData, period: Period, now: number): Rol
       unpriced_tokens_saved: amount.unpriced_tokens_saved,
       cli_tokens_saved: amount.cli_tokens_saved ?? 0,
       cli_runs: amount.cli_runs ?? 0,
+      cache_aware_savings_usd: amount.cache_aware_savings_usd ?? 0,
       total_tokens_saved: 0,
       total_compression_savings_usd: 0,
     });

@@ -24,6 +24,8 @@ export interface LiveTotals {
     /** Compression threw and the original was forwarded (fail-open). */
     compression_failed: number;
     by_mode: Record<RequestMode, number>;
+    /** Retrieval continuations svc sent upstream (answering svc_retrieve); counted in their requests. */
+    retrieval_rounds: number;
   };
   tokens: {
     /** Tokens of the whole requests clients sent (system, tools, messages), counted before compression. */
@@ -41,6 +43,8 @@ export interface LiveTotals {
     /** Cache-read and cache-write input tokens the upstream reported. */
     cache_read: number;
     cache_write: number;
+    /** Of `sent`, the tokens of svc's retrieval continuations (taken off `saved` of their requests). */
+    retrieval: number;
   };
   cost: {
     total_cost_usd: number;
@@ -48,6 +52,28 @@ export interface LiveTotals {
     /** Billed requests without reported usage: their cost is the counted input only. */
     estimated_requests: number;
     /** Requests for models without a known price: not in the USD totals. */
+    unpriced_requests: number;
+    /**
+     * Cache-aware USD saved: the estimate of each request without svc (its
+     * conversation's prompt cache modelled) less what it was billed; negative
+     * when svc cost more. Over `cache_aware_requests` requests (docs/stats.md).
+     */
+    cache_aware_savings_usd: number;
+    cache_aware_requests: number;
+  };
+  /**
+   * `--observe`: what compression would have saved on the requests forwarded
+   * untouched; not real savings (nothing was removed), never in `tokens.saved`
+   * or `cost`.
+   */
+  projected: {
+    requests: number;
+    /** Whole requests as sent (the denominator of `savings_percent`). */
+    tokens_input: number;
+    tokens_saved: number;
+    savings_percent: number;
+    /** Cache-aware USD it would have saved (known models). */
+    savings_usd: number;
     unpriced_requests: number;
   };
 }
@@ -69,6 +95,7 @@ export class LiveStats {
       failed: 0,
       compression_failed: 0,
       by_mode: zeroModes(),
+      retrieval_rounds: 0,
     },
     tokens: {
       input: 0,
@@ -79,8 +106,24 @@ export class LiveStats {
       added: 0,
       cache_read: 0,
       cache_write: 0,
+      retrieval: 0,
     },
-    cost: { total_cost_usd: 0, total_savings_usd: 0, estimated_requests: 0, unpriced_requests: 0 },
+    cost: {
+      total_cost_usd: 0,
+      total_savings_usd: 0,
+      estimated_requests: 0,
+      unpriced_requests: 0,
+      cache_aware_savings_usd: 0,
+      cache_aware_requests: 0,
+    },
+    projected: {
+      requests: 0,
+      tokens_input: 0,
+      tokens_saved: 0,
+      savings_percent: 0,
+      savings_usd: 0,
+      unpriced_requests: 0,
+    },
   };
   private readonly history: Checkpoint[] = [];
 
@@ -96,6 +139,8 @@ export class LiveStats {
     tokens.input += event.tokensBefore;
     tokens.sent += event.tokensAfter;
     tokens.added += event.tokensAdded ?? 0;
+    tokens.retrieval += event.retrievalTokens ?? 0;
+    requests.retrieval_rounds += event.retrievalRounds?.length ?? 0;
     if (countsAsSaving(event)) tokens.saved += event.tokensSaved;
     tokens.savings_percent = tokens.input > 0 ? round2((tokens.saved / tokens.input) * 100) : 0;
     if (event.usage) {
@@ -104,6 +149,19 @@ export class LiveStats {
       tokens.cache_write += event.usage.cacheWrite;
     }
     this.applyCost(event, cost);
+    this.applyProjected(event);
+  }
+
+  private applyProjected(event: RequestFinishedEvent): void {
+    const p = event.projected;
+    if (!p) return;
+    const t = this.t.projected;
+    t.requests += 1;
+    t.tokens_input += event.tokensBefore;
+    t.tokens_saved += p.tokensSaved;
+    t.savings_percent = t.tokens_input > 0 ? round2((t.tokens_saved / t.tokens_input) * 100) : 0;
+    if (p.savingsUsd === undefined) t.unpriced_requests += 1;
+    else t.savings_usd = roundUsd(t.savings_usd + p.savingsUsd);
   }
 
   private applyCost(event: RequestFinishedEvent, cost: RequestCost): void {
@@ -113,6 +171,10 @@ export class LiveStats {
     if (cost.costUsd !== undefined) c.total_cost_usd = roundUsd(c.total_cost_usd + cost.costUsd);
     if (cost.estimated) c.estimated_requests += 1;
     if (cost.savingsUsd !== undefined) c.total_savings_usd = roundUsd(c.total_savings_usd + cost.savingsUsd);
+    if (event.cacheAwareSavingsUsd !== undefined) {
+      c.cache_aware_savings_usd = roundUsd(c.cache_aware_savings_usd + event.cacheAwareSavingsUsd);
+      c.cache_aware_requests += 1;
+    }
     if (countsAsSaving(event)) this.checkpoint(event.time.getTime());
   }
 

@@ -90,6 +90,36 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
     help: 'USD saved by compression (known models only)',
     registers,
   });
+  const added = new Counter({
+    name: 'service_tokens_added_total',
+    help: 'Tokens svc added to forwarded requests (its svc_retrieve definition)',
+    registers,
+  });
+  const rounds = new Counter({
+    name: 'service_retrieval_rounds_total',
+    help: 'Retrieval continuations svc sent upstream (answering svc_retrieve)',
+    registers,
+  });
+  const roundTokens = new Counter({
+    name: 'service_retrieval_tokens_total',
+    help: 'Tokens of the retrieval continuations svc sent upstream (taken off the savings of their requests)',
+    registers,
+  });
+  const cacheAware = new Gauge({
+    name: 'service_cache_aware_savings_usd',
+    help: 'Cache-aware USD saved since start: estimate without svc less billed cost (negative when svc cost more)',
+    registers,
+  });
+  const projectedSaved = new Counter({
+    name: 'service_projected_tokens_saved_total',
+    help: 'Observe mode: tokens compression would have removed (not removed)',
+    registers,
+  });
+  const projectedUsd = new Gauge({
+    name: 'service_projected_savings_usd',
+    help: 'Observe mode: cache-aware USD compression would have saved since start',
+    registers,
+  });
   const latencySum = new Counter({
     name: 'service_latency_ms_sum',
     help: 'Sum of request latencies in milliseconds',
@@ -174,6 +204,14 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
       if (event.usage) output.inc(event.usage.output);
       if (priced.costUsd) cost.inc(priced.costUsd);
       if (priced.savingsUsd) savingsUsd.inc(priced.savingsUsd);
+      if (event.tokensAdded) added.inc(event.tokensAdded);
+      if (event.retrievalRounds?.length) rounds.inc(event.retrievalRounds.length);
+      if (event.retrievalTokens) roundTokens.inc(event.retrievalTokens);
+      if (event.cacheAwareSavingsUsd) cacheAware.inc(event.cacheAwareSavingsUsd);
+      if (event.projected) {
+        if (event.projected.tokensSaved > 0) projectedSaved.inc(event.projected.tokensSaved);
+        if (event.projected.savingsUsd) projectedUsd.inc(event.projected.savingsUsd);
+      }
       latencySum.inc(Math.max(0, event.latencyMs));
       latency.observe(Math.max(0, event.latencyMs) / 1000);
       if (

@@ -21,10 +21,12 @@ local ints = {'tokens_saved', 'requests', 'unpriced_tokens_saved', 'cli_tokens_s
 for _, e in ipairs(entries) do
   for _, f in ipairs(ints) do redis.call('HINCRBY', p .. 'lifetime', f, e.a[f]) end
   redis.call('HINCRBYFLOAT', p .. 'lifetime', 'compression_savings_usd', e.a.compression_savings_usd)
+  redis.call('HINCRBYFLOAT', p .. 'lifetime', 'cache_aware_savings_usd', e.a.cache_aware_savings_usd or 0)
   for period, start in pairs(e.b) do
     local h = p .. 'r:' .. period
     for _, f in ipairs(ints) do redis.call('HINCRBY', h, start .. '|' .. f, e.a[f]) end
     redis.call('HINCRBYFLOAT', h, start .. '|compression_savings_usd', e.a.compression_savings_usd)
+    redis.call('HINCRBYFLOAT', h, start .. '|cache_aware_savings_usd', e.a.cache_aware_savings_usd or 0)
   end
 end
 for period, oldest in pairs(cutoffs) do

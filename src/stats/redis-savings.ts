@@ -45,6 +45,7 @@ const AMOUNT_FIELDS = [
   'unpriced_tokens_saved',
   'cli_tokens_saved',
   'cli_runs',
+  'cache_aware_savings_usd',
 ] as const;
 const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
@@ -52,6 +53,7 @@ function amountFrom(get: (field: string) => string | undefined): SavingsAmount {
   const a = zeroAmount();
   for (const f of AMOUNT_FIELDS) a[f] = Number(get(f) ?? 0) || 0;
   a.compression_savings_usd = roundUsd(a.compression_savings_usd);
+  a.cache_aware_savings_usd = roundUsd(a.cache_aware_savings_usd);
   return a;
 }
 

@@ -36,6 +36,12 @@ export interface SavingsAmount {
   /** `svc compress` inputs that saved tokens (source `cli`). */
   cli_runs: number;
   /**
+   * Cache-aware USD saved by proxied requests: the estimate without svc less
+   * the billed cost (docs/stats.md); negative when svc cost more. Absent in
+   * files written before it: 0.
+   */
+  cache_aware_savings_usd: number;
+  /**
    * The proxy savings above by project, model and client (issue 18, item 7):
    * value -> `[tokens_saved, compression_savings_usd, requests,
    * unpriced_tokens_saved]`. Bounded: at most `BY_MAX_VALUES` values per
@@ -88,6 +94,7 @@ export function zeroAmount(): SavingsAmount {
     unpriced_tokens_saved: 0,
     cli_tokens_saved: 0,
     cli_runs: 0,
+    cache_aware_savings_usd: 0,
   };
 }
 
@@ -113,6 +120,7 @@ export function addAmount(a: SavingsAmount, b: SavingsAmount, byMax = BY_MAX_VAL
   a.unpriced_tokens_saved += b.unpriced_tokens_saved;
   a.cli_tokens_saved = (a.cli_tokens_saved ?? 0) + (b.cli_tokens_saved ?? 0);
   a.cli_runs = (a.cli_runs ?? 0) + (b.cli_runs ?? 0);
+  a.cache_aware_savings_usd = roundUsd((a.cache_aware_savings_usd ?? 0) + (b.cache_aware_savings_usd ?? 0));
   if (b.by) {
     a.by ??= {};
     addBy(a.by, b.by, byMax);
@@ -154,6 +162,10 @@ export interface SavingsRecord {
   savingsUsd: number | undefined;
   /** Who saved it: a proxied or `/v1/compress` request (default), or an offline `svc compress` run (`cli`, tokens only). */
   source?: 'proxy' | 'cli';
+  /** Cache-aware USD of a proxied request (signed), when estimated. */
+  cacheAwareUsd?: number;
+  /** Only the cache-aware USD (a request that saved no tokens): not counted in `requests`. */
+  cacheAwareOnly?: boolean;
   /** Project, model and client of the request (proxy savings only). */
   attribution?: Partial<Record<HistoryDimension, string>>;
 }
@@ -171,8 +183,13 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
     return;
   }
   const unpriced = record.savingsUsd === undefined ? record.tokensSaved : 0;
+  if (record.cacheAwareOnly) {
+    addAmount(amount, { ...zeroAmount(), cache_aware_savings_usd: record.cacheAwareUsd ?? 0 });
+    return;
+  }
   const one: SavingsAmount = {
     ...zeroAmount(),
+    cache_aware_savings_usd: record.cacheAwareUsd ?? 0,
     tokens_saved: record.tokensSaved,
     compression_savings_usd: record.savingsUsd ?? 0,
     requests: 1,

@@ -37,6 +37,11 @@ function amount(v: unknown, where: string): SavingsAmount {
     if (!isCount(value)) throw new MalformedSavingsError(`${where}.${key} is not a number >= 0`);
     out[key] = value;
   }
+  // signed: svc can cost more than it saves
+  const aware = v.cache_aware_savings_usd ?? 0;
+  if (typeof aware !== 'number' || !Number.isFinite(aware))
+    throw new MalformedSavingsError(`${where}.cache_aware_savings_usd is not a number`);
+  out.cache_aware_savings_usd = aware;
   if (v.by !== undefined) out.by = amountBy(v.by, `${where}.by`);
   return out as unknown as SavingsAmount;
 }

@@ -23,6 +23,8 @@ export interface StatsRecord {
   requests: LiveTotals['requests'];
   tokens: LiveTotals['tokens'];
   cost: LiveTotals['cost'] & { pricing_as_of: string };
+  /** `--observe`: projected savings (what compression would have saved), apart from real ones. */
+  projected: LiveTotals['projected'];
   cache: { enabled: boolean; entries: number; total_hits: number; misses: number };
   savings_history: Checkpoint[];
   budget: BudgetStatus;
@@ -86,6 +88,7 @@ export function buildStatsRecord(input: StatsRecordInput): StatsRecord {
     requests: totals.requests,
     tokens: totals.tokens,
     cost: { ...totals.cost, pricing_as_of: input.pricingAsOf },
+    projected: totals.projected,
     cache: {
       enabled: input.cacheEnabled,
       entries: input.cache?.entries ?? 0,

@@ -1,6 +1,6 @@
 import type { HistoryRecord, SeriesName } from '../stats/history-record.js';
 import { type FitColumn, fitTable, hiddenNote } from './fit-table.js';
-import { usd } from './stats-rows.js';
+import { signedUsd, usd } from './stats-rows.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -48,6 +48,7 @@ export function historyTable(record: HistoryRecord, series: SeriesName, width?: 
     { head: 'tokens saved', right: true },
     { head: 'saved USD', right: true },
     { head: 'requests', right: true },
+    { head: 'cache-aware USD', right: true, drop: 3 },
     { head: 'total tokens saved', right: true, drop: 2 },
     { head: 'total saved USD', right: true, drop: 1 },
   ];
@@ -56,11 +57,12 @@ export function historyTable(record: HistoryRecord, series: SeriesName, width?: 
     int(e.tokens_saved),
     usd(e.compression_savings_usd),
     int(e.requests),
+    signedUsd(e.cache_aware_savings_usd ?? 0),
     int(e.total_tokens_saved),
     usd(e.total_compression_savings_usd),
   ]);
   const { text, hidden, width: w } = fitTable(columns, rows, opts);
-  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}${cliNote(record.lifetime)}\n`;
+  return `${text}\n${hiddenNote(hidden, FULL, w)}${record.series[series].length} ${series} periods; lifetime ${int(record.lifetime.tokens_saved)} tokens, ${usd(record.lifetime.compression_savings_usd)}\ncache-aware: ${signedUsd(record.lifetime.cache_aware_savings_usd ?? 0)} (estimate without svc less the bill)${cliNote(record.lifetime)}\n`;
 }
 
 /** Offline `svc compress` savings, shown apart: tokens only, never USD. */

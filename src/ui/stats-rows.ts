@@ -20,6 +20,9 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 /** USD with enough decimals to show small amounts (a cent has two, a single request often needs four). */
 export const usd = (n: number) => `$${n >= 100 ? n.toFixed(2) : n >= 1 ? n.toFixed(3) : n.toFixed(4)}`;
 
+/** Signed USD: a negative saving is shown with its minus sign (`-$0.0031`). */
+export const signedUsd = (n: number) => (n < 0 ? `-${usd(-n)}` : usd(n));
+
 type Period = { limit?: number | null; spend?: number; exceeded?: boolean };
 
 function budgetRow(budget: Record<string, unknown> | undefined): StatsRow {
@@ -79,21 +82,45 @@ export function statsLines(snapshot: StatsSnapshot): StatsLines {
         ],
       },
       {
+        // Denominator: whole requests (system, tools, messages) as the clients sent them (docs/stats.md).
         label: 'Tokens',
         items: [
-          ['in', int(s.tokens.input)],
-          ['saved', `${int(s.tokens.saved)} (${s.tokens.savings_percent.toFixed(1)}%)`],
+          ['in (whole requests)', int(s.tokens.input)],
+          ['saved', `${int(s.tokens.saved)} (${s.tokens.savings_percent.toFixed(1)}% of in)`],
+          ['sent', int(s.tokens.sent ?? 0)],
+          ...((s.tokens.retrieval ?? 0) > 0
+            ? ([['of which retrieval rounds', int(s.tokens.retrieval)]] as StatsRow['items'])
+            : []),
           ['out', int(s.tokens.output)],
         ],
       },
       {
         label: 'Cost',
         items: [
-          ['spent', usd(s.cost.total_cost_usd)],
-          ['saved', usd(s.cost.total_savings_usd)],
+          ['billed', usd(s.cost.total_cost_usd)],
+          ['saved x input price', usd(s.cost.total_savings_usd)],
+          ...(s.cost.cache_aware_requests !== undefined
+            ? ([['cache-aware', signedUsd(s.cost.cache_aware_savings_usd)]] as StatsRow['items'])
+            : []),
           ...(unpriced > 0 ? ([['unpriced requests', int(unpriced)]] as StatsRow['items']) : []),
         ],
       },
+      ...((s.projected?.requests ?? 0) > 0
+        ? [
+            {
+              label: 'Projected',
+              items: [
+                ['observed requests', int(s.projected.requests)],
+                [
+                  'would save',
+                  `${int(s.projected.tokens_saved)} tokens (${s.projected.savings_percent.toFixed(1)}% of ${int(s.projected.tokens_input)} in)`,
+                ],
+                ['cache-aware', signedUsd(s.projected.savings_usd)],
+                ['', '(--observe: not saved, nothing was changed)'],
+              ],
+            } as StatsRow,
+          ]
+        : []),
       {
         label: 'Cache',
         items: [
@@ -108,6 +135,7 @@ export function statsLines(snapshot: StatsSnapshot): StatsLines {
         items: [
           ['tokens saved', int(s.persistent_savings.lifetime.tokens_saved)],
           ['saved', usd(s.persistent_savings.lifetime.compression_savings_usd)],
+          ['cache-aware', signedUsd(s.persistent_savings.lifetime.cache_aware_savings_usd ?? 0)],
           ...((s.persistent_savings.lifetime.cli_tokens_saved ?? 0) > 0
             ? ([
                 [

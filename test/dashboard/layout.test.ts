@@ -55,7 +55,7 @@ describe('layout', () => {
   it('fits a phone-width screen: no sideways scrolling, two columns of cards, stacked charts', async () => {
     const { page, problems } = await open(390, 844);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    const cards = await boxes(page, '#live .card');
+    const cards = await boxes(page, '#live .card:not([hidden])');
     expect(cards).toHaveLength(5);
     // The headline figure spans the row; the other four sit two by two.
     expect(cards[0]!.width).toBeGreaterThan(cards[1]!.width * 1.8);
@@ -69,7 +69,7 @@ describe('layout', () => {
 
   it('uses the width of a wide screen: one row of cards, charts side by side', async () => {
     const { page, problems } = await open(1600, 1000);
-    const cards = await boxes(page, '#live .card');
+    const cards = await boxes(page, '#live .card:not([hidden])');
     expect(new Set(cards.map((c) => c.top)).size).toBe(1);
     const figures = await boxes(page, '.chart-figure');
     expect(figures[0]!.top).toBe(figures[1]!.top);

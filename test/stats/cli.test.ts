@@ -79,7 +79,7 @@ describe('svc stats (command)', () => {
     expect(live.code, live.stderr).toBe(0);
     expect(live.stdout).toContain(`svc stats: ${srv.url}`);
     expect(live.stdout).toMatch(/Requests\s+total 3/);
-    expect(live.stdout).toMatch(/Tokens\s+in 3,000\s+saved 3,300/);
+    expect(live.stdout).toMatch(/Tokens\s+in \(whole requests\) 3,000\s+saved 3,300 \([\d.]+% of in\)/);
     expect(live.stdout.includes('\u001b[')).toBe(false); // no terminal escapes in a pipe
 
     const url = srv.url;

@@ -71,6 +71,7 @@ describe('GET /stats-history', () => {
       unpriced_tokens_saved: 300,
       cli_tokens_saved: 0,
       cli_runs: 0,
+      cache_aware_savings_usd: 0,
     });
     expect(body.history).toEqual([
       { timestamp: '2026-03-04T12:00:00.000Z', total_tokens_saved: 3800, compression_savings_usd: 0.009 },
@@ -101,6 +102,7 @@ describe('GET /stats-history', () => {
         unpriced_tokens_saved: 300,
         cli_tokens_saved: 0,
         cli_runs: 0,
+        cache_aware_savings_usd: 0,
         total_tokens_saved: 3800,
         total_compression_savings_usd: 0.009,
       },
@@ -136,7 +138,7 @@ describe('GET /stats-history', () => {
     srv = await startServer(home, { now });
     const res = await fetch(`${srv.url}/stats-history?format=csv&series=daily`);
     expect(await res.text()).toBe(
-      'timestamp,period_end,tokens_saved,compression_savings_usd,requests,unpriced_tokens_saved,total_tokens_saved,total_compression_savings_usd,cli_tokens_saved,cli_runs\n',
+      'timestamp,period_end,tokens_saved,compression_savings_usd,requests,unpriced_tokens_saved,total_tokens_saved,total_compression_savings_usd,cli_tokens_saved,cli_runs,cache_aware_savings_usd\n',
     );
     const json = await getJson<Json>(`${srv.url}/stats-history?format=json`);
     expect(json.body.series).toEqual({ hourly: [], daily: [], weekly: [], monthly: [] });

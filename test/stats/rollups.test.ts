@@ -63,6 +63,7 @@ describe('savings data', () => {
       unpriced_tokens_saved: 50,
       cli_tokens_saved: 0,
       cli_runs: 0,
+      cache_aware_savings_usd: 0,
     });
     expect(data.rollups.hourly['2026-03-01T10:00:00.000Z']).toMatchObject({ tokens_saved: 150, requests: 2 });
     expect(data.rollups.daily['2026-03-01T00:00:00.000Z']?.tokens_saved).toBe(150);
@@ -132,6 +133,7 @@ describe('rollup series', () => {
       unpriced_tokens_saved: 0,
       cli_tokens_saved: 0,
       cli_runs: 0,
+      cache_aware_savings_usd: 0,
       total_tokens_saved: 100,
       total_compression_savings_usd: 0.25,
     });
@@ -156,8 +158,8 @@ describe('rollup series', () => {
     });
     expect(Object.keys(record.series)).toEqual(['hourly', 'daily', 'weekly', 'monthly']);
     expect(historyCsv(record, 'monthly')).toBe(
-      'timestamp,period_end,tokens_saved,compression_savings_usd,requests,unpriced_tokens_saved,total_tokens_saved,total_compression_savings_usd,cli_tokens_saved,cli_runs\n' +
-        '2026-03-01T00:00:00.000Z,2026-04-01T00:00:00.000Z,140,0.35,2,0,140,0.35,0,0\n',
+      'timestamp,period_end,tokens_saved,compression_savings_usd,requests,unpriced_tokens_saved,total_tokens_saved,total_compression_savings_usd,cli_tokens_saved,cli_runs,cache_aware_savings_usd\n' +
+        '2026-03-01T00:00:00.000Z,2026-04-01T00:00:00.000Z,140,0.35,2,0,140,0.35,0,0,0\n',
     );
     expect(historyCsv(buildHistoryRecord(emptySavings(0), now), 'history')).toBe(
       'timestamp,total_tokens_saved,compression_savings_usd\n',
@@ -170,5 +172,25 @@ describe('rollup series', () => {
     [{ format: ['csv', 'json'] }, /format must be one of/],
   ])('rejects %j', (query, message) => {
     expect(() => parseHistoryExport(query)).toThrow(message);
+  });
+});
+
+describe('cache-aware USD in the savings file (issue 18 item 3)', () => {
+  it('adds signed amounts to lifetime and rollups, without counting a cache-aware-only record as a request', async () => {
+    const { parseSavingsData } = await import('../../src/stats/savings-validate.js');
+    const d: SavingsDelta = new Map();
+    const now = t('2026-03-02T09:00:00Z');
+    addToDelta(d, { time: now, tokensSaved: 100, savingsUsd: 0.0003, cacheAwareUsd: 0.002 });
+    addToDelta(d, { time: now, tokensSaved: 0, savingsUsd: 0, cacheAwareUsd: -0.005, cacheAwareOnly: true });
+    const data = applyDelta(emptySavings(0), d, now);
+    expect(data.lifetime).toMatchObject({ tokens_saved: 100, requests: 1, cache_aware_savings_usd: -0.003 });
+    expect(data.rollups.daily['2026-03-02T00:00:00.000Z']?.cache_aware_savings_usd).toBe(-0.003);
+    // a negative total is a valid file (svc can cost more than it saves)
+    const back = parseSavingsData(JSON.parse(JSON.stringify(data)), now);
+    expect(back.lifetime.cache_aware_savings_usd).toBe(-0.003);
+    // files written before the field read it as 0
+    const { cache_aware_savings_usd: _drop, ...old } = data.lifetime;
+    expect(parseSavingsData({ ...data, lifetime: old }, now).lifetime.cache_aware_savings_usd).toBe(0);
+    expect(buildSeries(data, 'daily', now).at(-1)?.cache_aware_savings_usd).toBe(-0.003);
   });
 });

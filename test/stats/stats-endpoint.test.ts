@@ -126,6 +126,7 @@ describe('GET /stats against the real server', () => {
       added: 0,
       cache_read: 100,
       cache_write: 40,
+      retrieval: 0,
     });
     // 0.001625 + (100*2.5 + 40*2.5)/1e6 = 0.00035; both mystery-model requests are unknown, not added
     expect(body.cost.total_cost_usd).toBeCloseTo(0.001625 + 0.00035, 12);
@@ -143,6 +144,7 @@ describe('GET /stats against the real server', () => {
       unpriced_tokens_saved: 200,
       cli_tokens_saved: 0,
       cli_runs: 0,
+      cache_aware_savings_usd: 0,
     });
     expect(body.persistent_savings.recent_history).toHaveLength(1);
     expect(body.persistent_savings.recent_history[0]).toMatchObject({

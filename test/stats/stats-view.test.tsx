@@ -82,8 +82,10 @@ describe('svc stats live view (ink)', () => {
     const frame = await waitForFrame(view.lastFrame, (f) => f.includes('Requests'));
     expect(frame).toContain(`svc stats: ${srv.url}`);
     expect(frame).toMatch(/Requests\s+total 3\s+cached 1\s+rate-limited 1\s+failed 0/);
-    expect(frame).toMatch(/Tokens\s+in 2,000\s+saved 600 \(30\.0%\)\s+out 50/);
-    expect(frame).toMatch(/Cost\s+spent \$0\.0015\s+saved \$0\.0015/);
+    expect(frame).toMatch(
+      /Tokens\s+in \(whole requests\) 2,000\s+saved 600 \(30\.0% of in\)\s+sent [\d,]+\s+out 50/,
+    );
+    expect(frame).toMatch(/Cost\s+billed \$0\.0015\s+saved x input price \$0\.0015\s+cache-aware \$0\.0000/);
     expect(frame).toMatch(/Cache\s+entries 0\s+hits 1/);
     expect(frame).toMatch(/Budget\s+daily \$1\.250 of \$5\.000 \(25%\)/);
     expect(frame).toMatch(/Lifetime\s+tokens saved 600\s+saved \$0\.0015/);
@@ -91,7 +93,7 @@ describe('svc stats live view (ink)', () => {
 
     publishFinished(ctx, finishedEvent({ tokensBefore: 1000, tokensSaved: 400 }));
     const next = await waitForFrame(view.lastFrame, (f) => f.includes('total 4'));
-    expect(next).toMatch(/saved 1,000 \(33\.3%\)/);
+    expect(next).toMatch(/saved 1,000 \(33\.3% of in\)/);
   });
 
   it('with the server down shows the lifetime totals from the savings file and says so', async () => {

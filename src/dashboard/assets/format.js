@@ -19,7 +19,12 @@ export function formatInt(value) {
  */
 export function formatUsd(value) {
   const digits = Math.abs(value) >= 1 || value === 0 ? 2 : 4;
-  return `$${value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+  const abs = Math.abs(value).toLocaleString('en-US', {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
+  // a negative saving keeps its sign in front: -$0.0031
+  return `${value < 0 ? '-' : ''}$${abs}`;
 }
 
 /**

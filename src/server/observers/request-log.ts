@@ -33,7 +33,45 @@ export function requestLogLine(e: RequestFinishedEvent): string {
     key_hash: e.keyHash ?? null,
     project: e.project ?? null,
     client: e.client ?? null,
+    request_id: e.requestId ?? null,
+    round: 0,
+    retrieval_rounds: e.retrievalRounds?.length ?? 0,
+    retrieval_tokens: e.retrievalTokens ?? 0,
+    cost_usd: e.costUsd ?? null,
+    savings_usd: e.savingsUsd ?? null,
+    cache_aware_savings_usd: e.cacheAwareSavingsUsd ?? null,
+    ...(e.projected
+      ? {
+          projected: {
+            tokens_after: e.projected.tokensAfter,
+            tokens_saved: e.projected.tokensSaved,
+            savings_usd: e.projected.savingsUsd ?? null,
+          },
+        }
+      : {}),
   });
+}
+
+/**
+ * One line per retrieval continuation of a request, linked to it by
+ * `request_id` and numbered by `round` (1 for the first continuation); the
+ * request's own line is round 0 and already counts them.
+ */
+export function retrievalRoundLines(e: RequestFinishedEvent): string[] {
+  return (e.retrievalRounds ?? []).map((r) =>
+    JSON.stringify({
+      time: e.time.toISOString(),
+      type: 'retrieval_round',
+      request_id: e.requestId ?? null,
+      round: r.round,
+      path: e.path,
+      model: e.model ?? null,
+      tokens_sent: r.tokens,
+      usage: r.usage ?? null,
+      cost_usd: r.costUsd ?? null,
+      key_hash: e.keyHash ?? null,
+    }),
+  );
 }
 
 /** `--log-file PATH` (JSONL, appended) and a `debug` line per request on stderr. */
@@ -56,7 +94,9 @@ export const requestLogRoutes: RoutePlugin = (_app, ctx) => {
   const out = createWriteStream(path, { flags: 'a' });
   out.on('error', (err) => ctx.logger.error('cannot write the request log', { path, error: err.message }));
   ctx.bus.on('request.finished', (e) => {
-    out.write(`${requestLogLine(e)}\n`);
+    let lines = `${requestLogLine(e)}\n`;
+    for (const line of retrievalRoundLines(e)) lines += `${line}\n`;
+    out.write(lines);
   });
   ctx.onClose.push(() => new Promise<void>((resolve) => out.end(resolve)));
 };

@@ -81,7 +81,8 @@ async function runProxy(
     json: undefined,
     parsed: undefined,
     output: undefined,
-    skipCompression: !ctx.config.optimize,
+    // --observe forwards every request untouched, as --no-optimize does (src/server/accounting.ts projects).
+    skipCompression: !ctx.config.optimize || ctx.config.observe,
     outBody: Buffer.alloc(0),
     outEncoding: undefined,
     signal: controller.signal,

@@ -1,3 +1,4 @@
+import { accountingStage } from '../accounting.js';
 import { cacheRecordStage, guardStage } from '../guards/stages.js';
 import { retrievalLoopStage, retrievalToolStage } from '../retrieval/loop.js';
 import type { ProxyStage } from './pipeline.js';
@@ -10,6 +11,7 @@ import { compressStage, forwardStage, parseStage, relayStage, spliceStage } from
  */
 export const PROXY_STAGES: readonly ProxyStage[] = [
   parseStage, // read the body (limit), format.parse
+  accountingStage, // after the response: retrieval rounds, cache-aware estimate, --observe projection
   guardStage, // rate limit, cache lookup, budget reservation
   compressStage, // the engine call; originals into the CCR store
   spliceStage, // format.splice: untouched bytes stay untouched

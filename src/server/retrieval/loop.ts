@@ -4,7 +4,8 @@ import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { countRequestText } from '../../compression.js';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
-import { sseEvents } from '../../formats/index.js';
+import { type SseEvent, type SseUsageReader, sseEvents } from '../../formats/index.js';
+import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
 import {
   answerCalls,
@@ -153,6 +154,8 @@ async function jsonLoop(
     } catch {
       return replay;
     }
+    // Every answer's usage counts (the first and each continuation's): src/server/accounting.ts.
+    answerRead(ex, round, state.format.usageFromJson(json));
     const { calls, assistant } = state.format.ownToolCalls(json, RETRIEVE_TOOL_NAME);
     if (calls.length === 0) return replay;
     if (round >= MAX_RETRIEVAL_ROUNDS) {
@@ -171,6 +174,14 @@ async function jsonLoop(
   }
 }
 
+/** The events of one streamed round, read for usage on the way (each round's usage counts). */
+async function* tapped(events: AsyncIterable<SseEvent>, reader: SseUsageReader): AsyncGenerator<SseEvent> {
+  for await (const ev of events) {
+    reader.onEvent(ev.event, ev.data);
+    yield ev;
+  }
+}
+
 function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamResponse): UpstreamResponse {
   const out = new PassThrough();
   const relay = state.format.createStreamRelay(RETRIEVE_TOOL_NAME);
@@ -183,7 +194,9 @@ function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamRes
     let events = sseEvents(body);
     for (let round = 0; ; round += 1) {
       const last = round >= MAX_RETRIEVAL_ROUNDS;
-      const result = await relay.round(events, last, write);
+      const reader = state.format.createSseUsageReader();
+      const result = await relay.round(tapped(events, reader), last, write);
+      answerRead(ex, round, reader.usage());
       if (result.calls.length === 0 || last) break;
       const answers = await answerCalls(ex.ctx, result.calls);
       text = appendRetrievalTurn(text ?? state.text, state.format, result.assistant, answers);

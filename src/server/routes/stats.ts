@@ -62,6 +62,15 @@ function subscribe(
           tokensSaved: event.tokensSaved,
           savingsUsd: priced.savingsUsd,
           attribution: { project, model, client },
+          cacheAwareUsd: event.cacheAwareSavingsUsd,
+        });
+      } else if (event.cacheAwareSavingsUsd !== undefined && event.cacheAwareSavingsUsd !== 0) {
+        savings.record({
+          time: event.time.getTime(),
+          tokensSaved: 0,
+          savingsUsd: 0,
+          cacheAwareUsd: event.cacheAwareSavingsUsd,
+          cacheAwareOnly: true,
         });
       }
     } catch (err) {

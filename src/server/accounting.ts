@@ -1,0 +1,262 @@
+import { compressAndStore, lazyEngine } from '../compression.js';
+import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
+import type { ChatMessage } from '../engine/types.js';
+import type { ReportedUsage, RetrievalRound } from '../events.js';
+import { parseRequest } from '../formats/index.js';
+import type { ParsedRequest } from '../formats/types.js';
+import {
+  CACHE_TTL_1H_MS,
+  CACHE_TTL_MS,
+  ConversationPrefixes,
+  conversationKey,
+  type PrefixShape,
+  segmentHash,
+  sumUsage,
+} from '../stats/cache-aware.js';
+import { compressionOf, type ProxyExchange, type ProxyStage, type ServerContext } from './context.js';
+import { contextCutIn, retrievalTool } from './retrieval/tool.js';
+
+/**
+ * Accounting that happens after the response (principle 4: off the critical
+ * path): retrieval rounds folded into their request, the inputs of the
+ * cache-aware estimate (src/stats/cache-aware.ts) and, with `--observe`, what
+ * compression would have saved. Runs as an `onFinish` hook, before the
+ * `request.finished` event is emitted.
+ */
+
+/** What the retrieval loop saw of one request's upstream answers. */
+interface RoundsSeen {
+  /** Usage of the first answer, as the loop read it. */
+  first: ReportedUsage | undefined;
+  firstRead: boolean;
+  continuations: RetrievalRound[];
+  /** The continuation bodies, counted after the response. */
+  bodies: Buffer[];
+}
+
+const rounds = new WeakMap<ProxyExchange, RoundsSeen>();
+
+function roundsOf(ex: ProxyExchange): RoundsSeen {
+  let seen = rounds.get(ex);
+  if (!seen) {
+    seen = { first: undefined, firstRead: false, continuations: [], bodies: [] };
+    rounds.set(ex, seen);
+  }
+  return seen;
+}
+
+/** The retrieval loop read an upstream answer: round 0 is the first, n the n-th continuation. */
+export function answerRead(ex: ProxyExchange, round: number, usage: ReportedUsage | undefined): void {
+  const seen = roundsOf(ex);
+  if (round === 0) {
+    seen.first = usage;
+    seen.firstRead = true;
+  } else {
+    const r = seen.continuations[round - 1];
+    if (r) r.usage = usage;
+  }
+}
+
+/**
+ * Continuation `round` (1-based) went upstream with `body`: every upstream
+ * call of a request after the first (the retrieval loop's). Its tokens are
+ * counted after the response (`settle`).
+ */
+function continuationSent(ex: ProxyExchange, round: number, body: Buffer): void {
+  const seen = roundsOf(ex);
+  seen.continuations[round - 1] = { round, tokens: 0, usage: undefined };
+  seen.bodies[round - 1] = body;
+}
+
+/** Tokens of a whole continuation body (messages and tools), as the proxy counts requests. */
+async function bodyTokens(ex: ProxyExchange, body: Buffer | undefined): Promise<number> {
+  if (!ex.format || !body) return 0;
+  try {
+    const parsed = parseRequest(ex.format, JSON.parse(body.toString('utf8')));
+    const tools = Array.isArray(parsed.body.tools) ? (parsed.body.tools as unknown[]) : undefined;
+    return (await prefixShape(parsed.model ?? 'unknown', tools, parsed.messages)).cumulative.at(-1) ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Per-state of one server: conversations' previous prefixes, as sent and (observe) as compressed. */
+interface AccountingState {
+  original: ConversationPrefixes;
+  projected: ConversationPrefixes;
+}
+
+const states = new WeakMap<ServerContext, AccountingState>();
+
+function stateOf(ctx: ServerContext): AccountingState {
+  let s = states.get(ctx);
+  if (!s) {
+    s = { original: new ConversationPrefixes(), projected: new ConversationPrefixes() };
+    states.set(ctx, s);
+  }
+  return s;
+}
+
+/** Each message's hash, memoized per message object (a re-sent conversation reuses its objects). */
+const messageHashes = new WeakMap<object, number>();
+
+function hashOf(message: ChatMessage): number {
+  let h = messageHashes.get(message);
+  if (h === undefined) {
+    h = segmentHash(message);
+    messageHashes.set(message, h);
+  }
+  return h;
+}
+
+/**
+ * The prefix shape of a request: its tool definitions, then each message
+ * (system first), with cumulative token counts as the proxy counts whole
+ * requests (tools as their JSON text, messages with `countMessages`).
+ */
+async function prefixShape(
+  model: string,
+  tools: unknown[] | undefined,
+  messages: ChatMessage[],
+): Promise<PrefixShape> {
+  const tokenizer = (await lazyEngine.load()).tokenizerFor(model);
+  const hashes: number[] = [];
+  const cumulative: number[] = [];
+  let total = 0;
+  if (tools && tools.length > 0) {
+    hashes.push(segmentHash(tools));
+    total += tokenizer.countText(JSON.stringify(tools));
+    cumulative.push(total);
+  }
+  const priming = tokenizer.countMessages([]);
+  messages.forEach((m, i) => {
+    hashes.push(hashOf(m));
+    total += tokenizer.countMessages([m]) - priming + (i === 0 ? priming : 0);
+    cumulative.push(total);
+  });
+  return { hashes, cumulative };
+}
+
+/** The cache lifetime the conversation's writes have: 1 hour when the answer wrote 1-hour entries. */
+function ttlOf(usage: ReportedUsage | undefined): number {
+  return (usage?.cacheWrite1h ?? 0) > 0 ? CACHE_TTL_1H_MS : CACHE_TTL_MS;
+}
+
+/** Tool definitions as compression would forward them: with svc_retrieve added where the proxy adds it. */
+function forwardedTools(
+  ex: ProxyExchange,
+  tools: unknown[] | undefined,
+  transforms: string[],
+  stored: boolean,
+): unknown[] | undefined {
+  if (!ex.format) return tools;
+  const has = tools?.some((t) => (t as { name?: unknown })?.name === RETRIEVE_TOOL_NAME) ?? false;
+  if (has) return tools;
+  if (Array.isArray(tools) || (contextCutIn(transforms) && stored))
+    return [...(tools ?? []), retrievalTool(ex.format)];
+  return tools;
+}
+
+async function settle(ex: ProxyExchange): Promise<void> {
+  const { event, ctx } = ex;
+  const seen = rounds.get(ex);
+  const forwarded = event.tokensAfter;
+  const firstUsage = seen?.firstRead ? seen.first : event.usage;
+  if (seen && seen.continuations.length > 0) {
+    const conts = seen.continuations.filter(Boolean);
+    for (const r of conts) r.tokens = await bodyTokens(ex, seen.bodies[r.round - 1]);
+    seen.bodies = [];
+    const tokens = conts.reduce((n, r) => n + r.tokens, 0);
+    event.retrievalRounds = conts;
+    event.retrievalTokens = tokens;
+    event.usage = sumUsage([seen.first, ...conts.map((r) => r.usage)]);
+    event.tokensAfter += tokens;
+    event.tokensSaved -= tokens;
+  }
+  if (event.cached || event.status >= 400 || !ex.json || !ex.format || ex.countsTokens) return;
+  const observe = ctx.config.observe && event.upstreamStatus !== undefined;
+  let parsed: ParsedRequest | undefined = ex.parsed;
+  if (!parsed && observe) {
+    try {
+      parsed = parseRequest(ex.format, ex.json);
+    } catch {
+      return;
+    }
+  }
+  if (!parsed || parsed.messages.length === 0) return;
+  const model = parsed.model ?? 'unknown';
+  const tools = Array.isArray(parsed.body.tools) ? (parsed.body.tools as unknown[]) : undefined;
+  const shape = await prefixShape(model, tools, parsed.messages);
+  const original = shape.cumulative.at(-1) ?? 0;
+  const first = parsed.messages.slice(0, 2).map(hashOf);
+  const key = conversationKey(event.keyHash, model, first);
+  const state = stateOf(ctx);
+  const ttl = ttlOf(firstUsage);
+  const now = event.time.getTime();
+  const cachedPrefix = state.original.advance(key, shape, now, ttl);
+  if (!observe) {
+    if (event.tokensBefore <= 0) return;
+    event.counterfactual = {
+      original: event.tokensBefore,
+      cachedPrefix: Math.min(cachedPrefix, event.tokensBefore),
+      firstUsage,
+      forwarded,
+    };
+    return;
+  }
+  // --observe: what the normal run would have forwarded (compressed, svc_retrieve offered as it would be).
+  let output: Awaited<ReturnType<typeof compressAndStore>>;
+  try {
+    output = await compressAndStore(
+      compressionOf(ctx),
+      parsed.messages,
+      model,
+      parsed.maxTokens,
+      event.keyHash,
+    );
+  } catch (err) {
+    ctx.logger.debug('observe: compression failed; no projection for this request', { error: String(err) });
+    return;
+  }
+  const r = output.result;
+  const outTools = forwardedTools(ex, tools, r.transforms_applied, output.ccrEntries.size > 0);
+  const compressed = await prefixShape(model, outTools, r.messages);
+  const tokensAfter = compressed.cumulative.at(-1) ?? 0;
+  const projectedPrefix = state.projected.advance(key, compressed, now, ttl);
+  event.tokensBefore = original;
+  event.tokensAfter = original;
+  event.projected = { tokensAfter, tokensSaved: r.tokens_saved };
+  event.counterfactual = { original, cachedPrefix, firstUsage, forwarded: original, projectedPrefix };
+}
+
+/**
+ * Registers the after-response accounting of each proxied request (placed
+ * right after `parse`). Nothing here runs before the response has ended; its
+ * hook is added once the later stages are done, so their own `onFinish`
+ * hooks (the cache storing an answer) run first and are not held up by it.
+ */
+export const accountingStage: ProxyStage = {
+  name: 'accounting',
+  async run(ex, next) {
+    if (!ex.format) return next();
+    // Every upstream call after the first is a continuation svc sent for this request (retrieval loop).
+    const call = ex.callUpstream;
+    let calls = 0;
+    ex.callUpstream = (body, encoding) => {
+      calls += 1;
+      if (calls > 1 && Buffer.isBuffer(body)) continuationSent(ex, calls - 1, body);
+      return call(body, encoding);
+    };
+    try {
+      await next();
+    } finally {
+      ex.onFinish.push(async (done) => {
+        try {
+          await settle(done);
+        } catch (err) {
+          done.ctx.logger.error('request accounting failed', { error: String(err) });
+        }
+      });
+    }
+  },
+};
