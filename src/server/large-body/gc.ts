@@ -1,28 +1,19 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { exposeGc } from '../idle-gc.js';
 
 /**
  * One full garbage collection shortly after a very large body's request has
  * ended. The body and the socket chunks it arrived in (twice its size) are
  * garbage then, but an idle server may not collect for a long while: this
  * returns that memory now. The collector is V8's own `gc`, exposed on first
- * use; undefined when it cannot be.
+ * use; nothing happens when it cannot be.
  */
 let collect: (() => void) | undefined;
 let exposed = false;
 
 function collector(): (() => void) | undefined {
-  if (exposed) return collect;
-  exposed = true;
-  const existing = (globalThis as { gc?: () => void }).gc;
-  if (existing) collect = existing;
-  else {
-    try {
-      setFlagsFromString('--expose-gc');
-      collect = runInNewContext('gc') as () => void;
-    } catch {
-      collect = undefined;
-    }
+  if (!exposed) {
+    exposed = true;
+    collect = exposeGc();
   }
   return collect;
 }
