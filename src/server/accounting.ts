@@ -1,6 +1,5 @@
 import { compressAndStore, lazyEngine } from '../compression.js';
 import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
-import type { ChatMessage } from '../engine/types.js';
 import type { ReportedUsage, RetrievalRound } from '../events.js';
 import { parseRequest } from '../formats/index.js';
 import type { ParsedRequest } from '../formats/types.js';
@@ -9,10 +8,9 @@ import {
   CACHE_TTL_MS,
   ConversationPrefixes,
   conversationKey,
-  type PrefixShape,
-  segmentHash,
   sumUsage,
 } from '../stats/cache-aware.js';
+import { prefixShape, type RequestShape, requestShape, toolsOf } from '../stats/prefix-shape.js';
 import { compressionOf, type ProxyExchange, type ProxyStage, type ServerContext } from './context.js';
 import { contextCutIn, retrievalTool } from './retrieval/tool.js';
 
@@ -73,8 +71,8 @@ async function bodyTokens(ex: ProxyExchange, body: Buffer | undefined): Promise<
   if (!ex.format || !body) return 0;
   try {
     const parsed = parseRequest(ex.format, JSON.parse(body.toString('utf8')));
-    const tools = Array.isArray(parsed.body.tools) ? (parsed.body.tools as unknown[]) : undefined;
-    return (await prefixShape(parsed.model ?? 'unknown', tools, parsed.messages)).cumulative.at(-1) ?? 0;
+    const { tokenizerFor } = await lazyEngine.load();
+    return requestShape(tokenizerFor, parsed).cumulative.at(-1) ?? 0;
   } catch {
     return 0;
   }
@@ -95,46 +93,6 @@ function stateOf(ctx: ServerContext): AccountingState {
     states.set(ctx, s);
   }
   return s;
-}
-
-/** Each message's hash, memoized per message object (a re-sent conversation reuses its objects). */
-const messageHashes = new WeakMap<object, number>();
-
-function hashOf(message: ChatMessage): number {
-  let h = messageHashes.get(message);
-  if (h === undefined) {
-    h = segmentHash(message);
-    messageHashes.set(message, h);
-  }
-  return h;
-}
-
-/**
- * The prefix shape of a request: its tool definitions, then each message
- * (system first), with cumulative token counts as the proxy counts whole
- * requests (tools as their JSON text, messages with `countMessages`).
- */
-async function prefixShape(
-  model: string,
-  tools: unknown[] | undefined,
-  messages: ChatMessage[],
-): Promise<PrefixShape> {
-  const tokenizer = (await lazyEngine.load()).tokenizerFor(model);
-  const hashes: number[] = [];
-  const cumulative: number[] = [];
-  let total = 0;
-  if (tools && tools.length > 0) {
-    hashes.push(segmentHash(tools));
-    total += tokenizer.countText(JSON.stringify(tools));
-    cumulative.push(total);
-  }
-  const priming = tokenizer.countMessages([]);
-  messages.forEach((m, i) => {
-    hashes.push(hashOf(m));
-    total += tokenizer.countMessages([m]) - priming + (i === 0 ? priming : 0);
-    cumulative.push(total);
-  });
-  return { hashes, cumulative };
 }
 
 /** The cache lifetime the conversation's writes have: 1 hour when the answer wrote 1-hour entries. */
@@ -173,22 +131,31 @@ async function settle(ex: ProxyExchange): Promise<void> {
     event.tokensAfter += tokens;
     event.tokensSaved -= tokens;
   }
-  if (event.cached || event.status >= 400 || !ex.json || !ex.format || ex.countsTokens) return;
+  if (event.cached || event.status >= 400 || !ex.format || ex.countsTokens) return;
   const observe = ctx.config.observe && event.upstreamStatus !== undefined;
   let parsed: ParsedRequest | undefined = ex.parsed;
-  if (!parsed && observe) {
-    try {
-      parsed = parseRequest(ex.format, ex.json);
-    } catch {
-      return;
+  let request: RequestShape | undefined;
+  if (ex.large) {
+    // a body the large-body worker read: its shape came back with the compression (never parsed here);
+    // --observe forwards it untouched, the worker does not compress it: no projection (docs/stats.md)
+    if (observe) return;
+    request = ex.large.shape;
+  } else {
+    if (!ex.json) return;
+    if (!parsed && observe) {
+      try {
+        parsed = parseRequest(ex.format, ex.json);
+      } catch {
+        return;
+      }
     }
+    if (parsed && parsed.messages.length > 0)
+      request = requestShape((await lazyEngine.load()).tokenizerFor, parsed);
   }
-  if (!parsed || parsed.messages.length === 0) return;
-  const model = parsed.model ?? 'unknown';
-  const tools = Array.isArray(parsed.body.tools) ? (parsed.body.tools as unknown[]) : undefined;
-  const shape = await prefixShape(model, tools, parsed.messages);
+  if (!request || request.hashes.length === 0) return;
+  const { model, first } = request;
+  const shape = { hashes: request.hashes, cumulative: request.cumulative };
   const original = shape.cumulative.at(-1) ?? 0;
-  const first = parsed.messages.slice(0, 2).map(hashOf);
   const key = conversationKey(event.keyHash, model, first);
   const state = stateOf(ctx);
   const ttl = ttlOf(firstUsage);
@@ -205,6 +172,7 @@ async function settle(ex: ProxyExchange): Promise<void> {
     return;
   }
   // --observe: what the normal run would have forwarded (compressed, svc_retrieve offered as it would be).
+  if (!parsed) return;
   let output: Awaited<ReturnType<typeof compressAndStore>>;
   try {
     output = await compressAndStore(
@@ -219,8 +187,9 @@ async function settle(ex: ProxyExchange): Promise<void> {
     return;
   }
   const r = output.result;
+  const tools = toolsOf(parsed.body);
   const outTools = forwardedTools(ex, tools, r.transforms_applied, output.ccrEntries.size > 0);
-  const compressed = await prefixShape(model, outTools, r.messages);
+  const compressed = prefixShape((await lazyEngine.load()).tokenizerFor(model), outTools, r.messages);
   const tokensAfter = compressed.cumulative.at(-1) ?? 0;
   const projectedPrefix = state.projected.advance(key, compressed, now, ttl);
   event.tokensBefore = original;

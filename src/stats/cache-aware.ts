@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Counterfactual, ReportedUsage, RequestFinishedEvent } from '../events.js';
 import { usageCost } from './cost.js';
+import type { PrefixShape } from './prefix-shape.js';
 import { type ModelPrice, matchModel, type PricingTable } from './pricing.js';
 
 /**
@@ -24,26 +25,13 @@ export const MAX_SEGMENTS = 4096;
 /** Segments remembered in all (16 bytes each: at most 16 MB); least recently used conversations go first. */
 export const MAX_TOTAL_SEGMENTS = 1_000_000;
 
-/** One request's prefix: a hash per segment and the tokens up to and including it. */
-export interface PrefixShape {
-  hashes: number[];
-  /** Cumulative tokens, `cumulative[i]` = tokens of segments 0..i. */
-  cumulative: number[];
-}
+export { type PrefixShape, segmentHash } from './prefix-shape.js';
 
 /** A remembered prefix, packed: 8 bytes of hash and 8 of tokens per segment. */
 interface Remembered {
   hashes: Float64Array;
   cumulative: Float64Array;
   time: number;
-}
-
-/** A segment's hash: the first 48 bits of the sha1 of its JSON (an exact integer in a double). */
-export function segmentHash(value: unknown): number {
-  return createHash('sha1')
-    .update(JSON.stringify(value) ?? 'null')
-    .digest()
-    .readUIntBE(0, 6);
 }
 
 /** Identity of a conversation: the client's key hash, the model, and its first segments (system, first message). */

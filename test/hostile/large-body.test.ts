@@ -164,6 +164,72 @@ describe('large bodies (svc serve)', () => {
   }, 60_000);
 });
 
+describe('large bodies: cache-aware savings', () => {
+  /** The mock's usage, turn by turn: turn 2 reads turn 1's cache writes (Anthropic fields). */
+  const USAGE = [
+    { input_tokens: 900, output_tokens: 40, cache_read_input_tokens: 0, cache_creation_input_tokens: 7000 },
+    { input_tokens: 300, output_tokens: 40, cache_read_input_tokens: 7000, cache_creation_input_tokens: 900 },
+  ];
+  /** A mock upstream of its own that answers its n-th request with USAGE[n]. */
+  function turnsUpstream(): Promise<MockUpstream> {
+    let n = 0;
+    return startMockUpstream((_r, res) => {
+      const usage = USAGE[Math.min(n++, USAGE.length - 1)];
+      replyJson(res, 200, { ...MESSAGES_REPLY, usage });
+    });
+  }
+  type Cost = { cache_aware_requests: number; cache_aware_savings_usd: number };
+  async function costOf(url: string, requests: number): Promise<Cost> {
+    let cost: Cost | undefined;
+    const read = async () => {
+      cost = ((await (await fetch(`${url}/stats`)).json()) as { cost: Cost }).cost;
+      return cost;
+    };
+    const end = Date.now() + 15_000;
+    while ((await read()).cache_aware_requests < requests && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 50));
+    return cost!;
+  }
+
+  it('a body the worker read gets the same estimate as in process (its shape comes back from the worker)', async () => {
+    const turn1 = JSON.parse(logConversation(1.2, true)) as { messages: unknown[] };
+    const turn2 = {
+      ...turn1,
+      messages: [
+        ...turn1.messages,
+        { role: 'assistant', content: [{ type: 'text', text: 'The items service fails with status 500.' }] },
+        { role: 'user', content: 'Which item fails most?' },
+      ],
+    };
+    const bodies = [JSON.stringify(turn1), JSON.stringify(turn2)];
+    const flags = ['--engine-timeout', '0', '--no-cache'];
+    upstream = await turnsUpstream();
+    const first = upstream;
+    const inProcess = await serve([...flags, '--large-body-bytes', '0']);
+    upstream = await turnsUpstream();
+    const inWorker = await serve([...flags, '--large-body-bytes', '1000', '--log-level', 'debug']);
+    try {
+      for (const body of bodies) {
+        expect((await post(inProcess.url, body)).status).toBe(200);
+        expect((await post(inWorker.url, body)).status).toBe(200);
+      }
+      expect(inWorker.stderr()).toContain('request body read in the large-body worker');
+      // both compressed the same way (the estimate compares like with like)
+      expect(upstream.requests.map((r) => r.body.toString('utf8'))).toEqual(
+        first.requests.map((r) => r.body.toString('utf8')),
+      );
+      const a = await costOf(inProcess.url, 2);
+      const b = await costOf(inWorker.url, 2);
+      expect(a.cache_aware_requests).toBe(2);
+      expect(a.cache_aware_savings_usd).toBeGreaterThan(0);
+      expect(b.cache_aware_requests).toBe(a.cache_aware_requests);
+      expect(b.cache_aware_savings_usd).toBeCloseTo(a.cache_aware_savings_usd, 12);
+    } finally {
+      await first.close();
+    }
+  }, 90_000);
+});
+
 describe('large bodies: POST /v1/compress', () => {
   it('answers the same with or without the worker, /health answering meanwhile; a bad body is still a 400', async () => {
     upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));

@@ -90,6 +90,7 @@ export async function compressInWorker(ex: ProxyExchange): Promise<void> {
   const { ctx } = ex;
   try {
     const out = await pool.compress(job, ctx.toin?.advice());
+    job.shape = out.shape;
     // originals first, then the markers that point at them (principle 3)
     if (out.entries.length > 0) await putAll(ctx.ccr, new Map(out.entries));
     if (out.observations.length > 0)

@@ -3,6 +3,7 @@ import type { ToinAdvice } from '../../engine/context/types.js';
 import type { EngineOutput } from '../../engine/types.js';
 import type { RequestFinishedEvent } from '../../events.js';
 import type { FormatName } from '../../formats/names.js';
+import type { RequestShape } from '../../stats/prefix-shape.js';
 
 /**
  * What the main thread and the large-body worker say to each other. The body
@@ -136,6 +137,12 @@ export interface Compressed {
   /** CCR entries (hash, original) to store before forwarding (each sent ahead in a `WorkerEntry`). */
   entries: Array<[string, string]>;
   observations: NonNullable<EngineOutput['observations']>;
+  /**
+   * The request's prefix shape as sent (segment hashes, cumulative tokens,
+   * model, first hashes): the cache-aware estimate's input, which the main
+   * thread cannot compute without parsing the body. Undefined: no messages.
+   */
+  shape: RequestShape | undefined;
 }
 
 /** What every reply carries: the job's log lines, and the worker's heap size after it (bytes). */
@@ -166,6 +173,8 @@ export type WorkerReply =
 export interface LargeBodyJob {
   id: number;
   facts: BodyFacts;
+  /** The request's prefix shape, once the worker compressed it (`Compressed.shape`). */
+  shape?: RequestShape | undefined;
 }
 
 /** A `/v1/compress` body held by the worker between `api-read` and `api-compress`. */

@@ -10,6 +10,7 @@ import { maxOutputTokens } from '../../guards/cost-estimate.js';
 import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
 import { PrefixParser } from '../../json/prefix-parse.js';
 import type { Logger } from '../../log.js';
+import { requestShape } from '../../stats/prefix-shape.js';
 import type { ToinStore } from '../../toin/store.js';
 import type { ProxyExchange, ServerContext } from '../context.js';
 import { startEvent } from '../finished-event.js';
@@ -186,6 +187,12 @@ export class LargeBodyWork {
     const original = ex.outBody;
     const done = async () => undefined;
     await compressStage.run(ex, () => spliceStage.run(ex, () => retrievalToolStage.run(ex, done)));
+    // the shape of the request as sent, for the cache-aware estimate (the messages' counts are memoized by now)
+    const parsed = ex.parsed;
+    const shape =
+      parsed && parsed.messages.length > 0
+        ? requestShape((await lazyEngine.load()).tokenizerFor, parsed)
+        : undefined;
     const e = ex.event;
     const event: Compressed['event'] = {
       tokensBefore: e.tokensBefore,
@@ -205,6 +212,7 @@ export class LargeBodyWork {
       retrieval: ex.retrieval !== undefined,
       entries: [...held.ccr.entries],
       observations: held.observations,
+      shape,
     };
     return { compressed, transfer: body ? [body] : [] };
   }

@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import type { ChatMessage, Tokenizer } from '../engine/types.js';
+
+/**
+ * The prefix shape of a request (the input of the cache-aware estimate,
+ * src/stats/cache-aware.ts): one hash per segment (tools, then each message)
+ * and cumulative token counts. Shared by the accounting on the main thread
+ * and the large-body worker, which computes it for the bodies the main
+ * thread never parses: so this module imports nothing but `node:crypto`.
+ */
+
+/** One request's prefix: a hash per segment and the tokens up to and including it. */
+export interface PrefixShape {
+  hashes: number[];
+  /** Cumulative tokens, `cumulative[i]` = tokens of segments 0..i. */
+  cumulative: number[];
+}
+
+/** What the accounting needs of a request: its prefix shape, its model and its first two messages' hashes. */
+export interface RequestShape extends PrefixShape {
+  model: string;
+  /** Hashes of the first two messages (system, first message): the conversation's identity. */
+  first: number[];
+}
+
+/** A segment's hash: the first 48 bits of the sha1 of its JSON (an exact integer in a double). */
+export function segmentHash(value: unknown): number {
+  return createHash('sha1')
+    .update(JSON.stringify(value) ?? 'null')
+    .digest()
+    .readUIntBE(0, 6);
+}
+
+/** Each message's hash, memoized per message object (a re-sent conversation reuses its objects). */
+const messageHashes = new WeakMap<object, number>();
+
+export function hashOf(message: ChatMessage): number {
+  let h = messageHashes.get(message);
+  if (h === undefined) {
+    h = segmentHash(message);
+    messageHashes.set(message, h);
+  }
+  return h;
+}
+
+/**
+ * The prefix shape of a request: its tool definitions, then each message
+ * (system first), with cumulative token counts as the proxy counts whole
+ * requests (tools as their JSON text, messages with `countMessages`).
+ */
+export function prefixShape(
+  tokenizer: Tokenizer,
+  tools: unknown[] | undefined,
+  messages: ChatMessage[],
+): PrefixShape {
+  const hashes: number[] = [];
+  const cumulative: number[] = [];
+  let total = 0;
+  if (tools && tools.length > 0) {
+    hashes.push(segmentHash(tools));
+    total += tokenizer.countText(JSON.stringify(tools));
+    cumulative.push(total);
+  }
+  const priming = tokenizer.countMessages([]);
+  messages.forEach((m, i) => {
+    hashes.push(hashOf(m));
+    total += tokenizer.countMessages([m]) - priming + (i === 0 ? priming : 0);
+    cumulative.push(total);
+  });
+  return { hashes, cumulative };
+}
+
+/** The tool definitions of a parsed body, when it has a list of them. */
+export function toolsOf(body: Record<string, unknown>): unknown[] | undefined {
+  return Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;
+}
+
+/** The shape of a parsed request (`tokenizerFor` of the engine, loaded by the caller). */
+export function requestShape(
+  tokenizerFor: (model: string) => Tokenizer,
+  parsed: { model?: string | undefined; body: Record<string, unknown>; messages: ChatMessage[] },
+): RequestShape {
+  const model = parsed.model ?? 'unknown';
+  const shape = prefixShape(tokenizerFor(model), toolsOf(parsed.body), parsed.messages);
+  return { ...shape, model, first: parsed.messages.slice(0, 2).map(hashOf) };
+}
