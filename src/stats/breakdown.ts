@@ -1,4 +1,4 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { RequestFinishedEvent } from '../events.js';
 import { countsAsSaving, type RequestCost } from './cost.js';
 import { normalizeModel } from './pricing.js';
@@ -6,7 +6,8 @@ import { normalizeModel } from './pricing.js';
 /*
  * Attribution (issue 18, item 7): requests, tokens, cost and savings by
  * project, model, client and API-key hash. `/stats` shows `breakdown`,
- * `/metrics` the `service_breakdown_*` counters. Every dimension is bounded:
+ * `/metrics` the `service_breakdown_*` counters (and the signed
+ * `service_breakdown_cache_aware_savings_usd` gauge). Every dimension is bounded:
  * values past the cap are counted under `other`, so each breakdown still
  * adds up to the totals.
  */
@@ -37,6 +38,13 @@ export interface BreakdownRow {
   savings_usd: number;
   /** Requests whose cost or savings are unknown (`cost.unpriced_requests`). */
   unpriced_requests: number;
+  /**
+   * Cache-aware USD saved: estimate without svc (prompt cache modelled) less
+   * the bill, negative when svc cost more (`cost.cache_aware_savings_usd`).
+   */
+  cache_aware_savings_usd: number;
+  /** Requests the cache-aware saving was known for (`cost.cache_aware_requests`); 0 means unknown, not zero. */
+  cache_aware_requests: number;
 }
 
 /** `/stats` `breakdown`: per dimension, value -> counters, most requests first. */
@@ -74,6 +82,8 @@ function zeroRow(): BreakdownRow {
     cost_usd: 0,
     savings_usd: 0,
     unpriced_requests: 0,
+    cache_aware_savings_usd: 0,
+    cache_aware_requests: 0,
   };
 }
 
@@ -87,6 +97,10 @@ function addTo(row: BreakdownRow, event: RequestFinishedEvent, cost: RequestCost
   if (cost.costUsd !== undefined) row.cost_usd = roundUsd(row.cost_usd + cost.costUsd);
   if (cost.savingsUsd !== undefined) row.savings_usd = roundUsd(row.savings_usd + cost.savingsUsd);
   if (cost.costUsd === undefined || (saving && cost.savingsUsd === undefined)) row.unpriced_requests += 1;
+  if (event.cacheAwareSavingsUsd !== undefined) {
+    row.cache_aware_savings_usd = roundUsd(row.cache_aware_savings_usd + event.cacheAwareSavingsUsd);
+    row.cache_aware_requests += 1;
+  }
 }
 
 /** Value -> row, at most `max` values besides `other`. */
@@ -193,4 +207,16 @@ export function registerBreakdownMetrics(registry: Registry, breakdown: Breakdow
       },
     });
   }
+  // Signed (negative when svc cost more), so a gauge like `service_cache_aware_savings_usd`.
+  new Gauge({
+    name: 'service_breakdown_cache_aware_savings_usd',
+    help: 'Cache-aware USD saved (estimate without svc less billed; negative when svc cost more), by dimension and value',
+    labelNames: ['dimension', 'value'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [dimension, value, row] of breakdown.metricRows())
+        if (row.cache_aware_requests > 0) this.set({ dimension, value }, row.cache_aware_savings_usd);
+    },
+  });
 }

@@ -2,7 +2,7 @@ import type { Dimension } from '../stats/breakdown.js';
 import { HISTORY_DIMENSIONS, type HistoryDimension } from '../stats/savings-data.js';
 import type { StatsSnapshot } from '../stats/snapshot.js';
 import { fitTable, hiddenNote } from './fit-table.js';
-import { usd } from './stats-rows.js';
+import { signedUsd, usd } from './stats-rows.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -15,6 +15,8 @@ export interface BreakdownLine {
   cost_usd: number | null;
   savings_usd: number;
   unpriced: number;
+  /** Cache-aware USD saved (signed); null when it was known for no request of the value. */
+  cache_aware_usd: number | null;
 }
 
 /** What `svc stats --by` shows and returns with `--json`. */
@@ -41,6 +43,8 @@ export function breakdownView(snapshot: StatsSnapshot, by: Dimension): Breakdown
       cost_usd: r.cost_usd,
       savings_usd: r.savings_usd,
       unpriced: r.unpriced_requests,
+      // an older server reports no cache-aware figure: unknown, not 0
+      cache_aware_usd: (r.cache_aware_requests ?? 0) > 0 ? (r.cache_aware_savings_usd ?? 0) : null,
     }));
     return { by, source: 'server', note: `server ${snapshot.url}, since it started`, rows };
   }
@@ -56,6 +60,7 @@ export function breakdownView(snapshot: StatsSnapshot, by: Dimension): Breakdown
       cost_usd: null,
       savings_usd: savings,
       unpriced,
+      cache_aware_usd: null,
     }))
     .sort((a, b) => b.tokens_saved - a.tokens_saved);
   const note =
@@ -80,6 +85,7 @@ export function breakdownTable(view: BreakdownView, width?: number): string {
       ...(server ? [{ head: 'cost', right: true, drop: 3 }] : []),
       { head: 'saved USD', right: true },
       { head: 'unpriced', right: true, drop: 1 },
+      ...(server ? [{ head: 'cache-aware', right: true, drop: 4 }] : []),
     ],
     view.rows.map((r) => [
       r.value,
@@ -89,6 +95,7 @@ export function breakdownTable(view: BreakdownView, width?: number): string {
       ...(server ? [usd(r.cost_usd ?? 0)] : []),
       usd(r.savings_usd),
       int(r.unpriced),
+      ...(server ? [r.cache_aware_usd === null ? 'unknown' : signedUsd(r.cache_aware_usd)] : []),
     ]),
     width === undefined ? {} : { width },
   );

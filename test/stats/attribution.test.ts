@@ -199,7 +199,25 @@ describe('attribution by project, model, client and key hash', () => {
       expect(sum(rows, 'cost_usd'), d).toBeCloseTo(stats.cost.total_cost_usd, 9);
       expect(sum(rows, 'savings_usd'), d).toBeCloseTo(stats.cost.total_savings_usd, 9);
       expect(sum(rows, 'unpriced_requests'), d).toBe(stats.cost.unpriced_requests);
+      // the cache-aware saving (issue 18, item 3) beside the others, per value
+      for (const row of Object.values(rows)) {
+        expect(typeof row.cache_aware_savings_usd, d).toBe('number');
+        expect(typeof row.cache_aware_requests, d).toBe('number');
+      }
+      expect(sum(rows, 'cache_aware_savings_usd'), d).toBeCloseTo(stats.cost.cache_aware_savings_usd, 9);
+      expect(sum(rows, 'cache_aware_requests'), d).toBe(stats.cost.cache_aware_requests);
     }
+  });
+
+  it('the cache-aware saving is known per value, and unknown (not 0) where it is', () => {
+    // the mock upstream reports cache reads and writes, so the figure is non-zero
+    expect(stats.cost.cache_aware_savings_usd).not.toBe(0);
+    expect(stats.cost.cache_aware_requests).toBeGreaterThan(0);
+    const b = stats.breakdown;
+    // the model with no price has no cache-aware figure: 0 requests known, not a saving of 0
+    expect(b.model['mystery-model-1']!.cache_aware_requests).toBe(0);
+    expect(b.model['claude-sonnet-4-6']!.cache_aware_requests).toBeGreaterThan(0);
+    expect(b.model['claude-sonnet-4-6']!.cache_aware_savings_usd).not.toBe(0);
   });
 
   it('each /metrics breakdown adds up to the totals', async () => {
@@ -227,7 +245,13 @@ describe('attribution by project, model, client and key hash', () => {
         total('service_savings_usd_total'),
         9,
       );
+      expect(byDimension('service_breakdown_cache_aware_savings_usd', d), d).toBeCloseTo(
+        total('service_cache_aware_savings_usd'),
+        9,
+      );
     }
+    expect(families.get('service_breakdown_cache_aware_savings_usd')!.type).toBe('gauge');
+    expect(total('service_cache_aware_savings_usd')).not.toBe(0);
     const projects = families
       .get('service_breakdown_requests_total')!
       .samples.filter((s) => s.labels.dimension === 'project');

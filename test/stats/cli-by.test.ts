@@ -42,8 +42,19 @@ type Json = Record<string, any>;
 
 async function serverWithProjects(): Promise<TestServer> {
   const s = await startServer(home);
+  // alpha's requests carry the inputs of the cache-aware estimate, beta's do not (unknown)
+  const counterfactual = { original: 1000, cachedPrefix: 0, firstUsage: undefined, forwarded: 400 };
   const send = (project: string, client: string, model: string, tokensSaved: number) =>
-    publishFinished(s.server.ctx, finishedEvent({ project, client, model, tokensSaved }));
+    publishFinished(
+      s.server.ctx,
+      finishedEvent({
+        project,
+        client,
+        model,
+        tokensSaved,
+        ...(project === 'alpha' ? { counterfactual } : {}),
+      }),
+    );
   send('alpha', 'claude-code', 'gpt-4o', 600);
   send('alpha', 'codex', 'gpt-4o-mini', 300);
   send('beta', 'openai-sdk', 'gpt-4o', 100);
@@ -67,6 +78,13 @@ describe('svc stats --by and svc history --by', () => {
       ['alpha', 2, 900],
       ['beta', 1, 100],
     ]);
+    const stats = (await (await fetch(`${url}/stats`)).json()) as Json;
+    const aware = stats.breakdown.project.alpha.cache_aware_savings_usd;
+    expect(aware).not.toBe(0);
+    expect(view.rows.map((r: Json) => r.cache_aware_usd)).toEqual([aware, null]);
+    const table = await svc(['stats', '--by', 'project', '--url', url]);
+    expect(table.stdout).toContain('cache-aware');
+    expect(table.stdout).toMatch(/beta.*unknown/);
     const text = await svc(['stats', '--by', 'client', '--url', url]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/claude-code.*\n(.*\n)*.*codex/);

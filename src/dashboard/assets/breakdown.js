@@ -5,7 +5,7 @@ import { formatInt, formatUsd } from './format.js';
 /** The dimensions, as the `breakdown` block names them. */
 const DIMENSIONS = ['project', 'model', 'client', 'key'];
 
-/** @typedef {{ requests: number, tokens_input: number, tokens_saved: number, cost_usd: number, savings_usd: number, unpriced_requests: number }} Row */
+/** @typedef {{ requests: number, tokens_input: number, tokens_saved: number, cost_usd: number, savings_usd: number, unpriced_requests: number, cache_aware_savings_usd?: number, cache_aware_requests?: number }} Row */
 
 /**
  * @param {string} tag
@@ -15,6 +15,17 @@ function cell(tag, text) {
   const el = document.createElement(tag);
   el.textContent = text;
   return el;
+}
+
+/**
+ * The cache-aware saving of a row (signed), or `unknown` when it was known for
+ * no request of the value (or the server is older and does not report it).
+ * @param {Row} r
+ */
+export function cacheAware(r) {
+  return typeof r.cache_aware_savings_usd === 'number' && (r.cache_aware_requests ?? 0) > 0
+    ? formatUsd(r.cache_aware_savings_usd)
+    : 'unknown';
 }
 
 /** Renders one dimension of the breakdown; the switch picks which. */
@@ -60,6 +71,7 @@ export class BreakdownTable {
           cell('td', formatInt(r.tokens_saved)),
           cell('td', formatUsd(r.cost_usd)),
           cell('td', formatUsd(r.savings_usd)),
+          cell('td', cacheAware(r)),
         );
         tr.firstElementChild?.setAttribute('scope', 'row');
         return tr;
