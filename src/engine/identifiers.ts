@@ -29,6 +29,9 @@ export function extractIdentifiers(text: string): string[] {
 
 const TRAILING_CHARS = '.:,;@#-';
 
+/** A number with a unit (`12ms`, `1.5s`, `300KB`, `42%`): a measurement, not a name. */
+const QUANTITY_RE = /^\d+(?:\.\d+)?(?:[nµu]?s|ms|sec|secs|min|mins|[hdm]|[kmgtp]i?b|b|bytes|kbps|mbps|%|x)$/i;
+
 /**
  * True when an identifier names something (a path, a code, a dotted name, a
  * version, a date or time) rather than being a bare number: `:12437` or
@@ -36,7 +39,7 @@ const TRAILING_CHARS = '.:,;@#-';
  */
 export function isNameLike(id: string): boolean {
   const core = id.replace(/^[.:,;@#/-]+/, '');
-  return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core);
+  return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core) && !QUANTITY_RE.test(core);
 }
 
 /**

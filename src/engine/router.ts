@@ -1,4 +1,5 @@
 import { parseJsonContent, parseJsonLines } from './compressors/json-parse.js';
+import { withoutTaskLabels } from './compressors/lines.js';
 import { isNumberedListing, listingBody } from './compressors/listing.js';
 import { STACK_RE } from './compressors/log.js';
 import type { ContentType } from './compressors/types.js';
@@ -18,7 +19,8 @@ const TIMESTAMP_RE =
   /^\W{0,3}(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d|\d{10,13}\b|I\d{4} )/;
 const LEVEL_RE =
   /\b(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|CRITICAL|NOTICE)\b|^\[(?:info|warn|error|debug)\]|"level":/;
-const TEST_RE = /^\s*(?:PASS|FAIL|ok|not ok|✓|✗|×|\d+\) |test \S+ \.\.\.|=+ .* =+$|-+ .* -+$)/;
+const TEST_RE =
+  /^\s*(?:PASS|FAIL|ok|not ok|\((?:pass|fail)\) |✓|✗|×|\d+\) |test \S+ \.\.\.|=+ .* =+$|-+ .* -+$)/;
 const CODE_RE =
   /^\s*(?:def |class |function |import |from \S+ import|export |const |let |var |public |private |protected |fn |func |package |#include|defmodule |defp? |module |interface |type |struct |impl |use |require |return\b|if\s*\(|for\s*\(|end$|\}|[\w.]+\(.*\);?$)|[{;]\s*$/;
 
@@ -70,6 +72,8 @@ export function detectContentType(text: string): ContentType {
   if (HTML_START_RE.test(head)) return 'html';
   const tags = head.match(TAG_RE)?.length ?? 0;
   if (tags >= 10 && tags * 60 > head.length) return 'html';
+  // a task runner's labels (`pkg:task: `) hide the levels, results and frames behind them
+  lines = withoutTaskLabels(lines);
   if (share(lines, TIMESTAMP_RE) >= 0.3 || share(lines, LEVEL_RE) >= 0.25 || share(lines, TEST_RE) >= 0.2)
     return 'log';
   if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';

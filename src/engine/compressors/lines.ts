@@ -172,3 +172,43 @@ export function markRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<
   }
   return mask;
 }
+
+/**
+ * The label a task runner puts before every line of a task's output:
+ * `pkg:task: ` (turbo), `pkg task: ` (pnpm -r), `name  | ` (docker compose).
+ * The task segment starts with a letter, so `file.ts:12: ` (grep) is no label.
+ */
+const TASK_LABEL_RE = /^(?:[\w@][\w@./-]*(?::| )[A-Za-z][\w.-]*: ?|[\w@][\w@./-]*\s*\| ?)/;
+/** A label counts when it recurs on this many lines... */
+const MIN_LABEL_LINES = 3;
+/** ...and labelled lines make up at least this share of the non-blank lines. */
+const MIN_LABEL_SHARE = 0.5;
+
+/**
+ * `lines` without the task runner labels that prefix them (see
+ * `TASK_LABEL_RE`), for classification only: behind a label, a test run's
+ * levels, stack frames and results are not at the start of the line where
+ * detectors look. Returns `lines` itself when they carry no recurring label.
+ */
+export function withoutTaskLabels(lines: string[]): string[] {
+  const counts = new Map<string, number>();
+  let nonBlank = 0;
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    nonBlank++;
+    const label = TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
+    if (label) counts.set(label.trimEnd(), (counts.get(label.trimEnd()) ?? 0) + 1);
+  }
+  const labels = new Set<string>();
+  let labelled = 0;
+  for (const [label, n] of counts)
+    if (n >= MIN_LABEL_LINES) {
+      labels.add(label);
+      labelled += n;
+    }
+  if (labels.size === 0 || labelled < nonBlank * MIN_LABEL_SHARE) return lines;
+  return lines.map((line) => {
+    const label = TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
+    return label && labels.has(label.trimEnd()) ? line.slice(label.length) : line;
+  });
+}

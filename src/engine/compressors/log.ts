@@ -8,6 +8,7 @@ import {
   renderKept,
   shortenLine,
   tidyLines,
+  withoutTaskLabels,
 } from './lines.js';
 import { keepNovel, keepSpread, omittedIdentifiers, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
@@ -89,7 +90,9 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   sel.block(repeated);
   sel.takeRange(0, FORCED_EDGE, true);
   sel.takeRange(n - FORCED_EDGE, n, true);
-  const templates = lines.map(lineTemplate);
+  // classified without task runner labels (`pkg:task: `), shown with them
+  const bare = withoutTaskLabels(lines);
+  const templates = bare.map(lineTemplate);
   const firstErrors: number[] = [];
   const firstWarnings: number[] = [];
   const lastOfKind = new Map<string, number>();
@@ -97,7 +100,7 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const errorLines: number[] = [];
   const wanted: number[] = [];
   for (let i = 0; i < n; i++) {
-    const line = lines[i]!;
+    const line = bare[i]!;
     const head = line.length > 2000 ? line.slice(0, 2000) : line;
     const isError = ERROR_RE.test(head);
     const isWarn = !isError && WARN_RE.test(head);
@@ -114,11 +117,15 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   if (rules.errorsFirst) {
     // the first line of each kind of error is kept even past the cap, up to the cap again
     let errorCost = 0;
+    // with the message and top frame of its stack trace: the file and line the agent opens next
     for (const i of firstErrors) {
       const before = sel.used;
-      if (errorCost <= sel.cap && sel.take(i, true)) errorCost += sel.used - before;
+      if (errorCost <= sel.cap && sel.take(i, true)) {
+        takeStackTrace(bare, sel, i, 1);
+        errorCost += sel.used - before;
+      }
     }
-    for (const i of firstErrors) takeStackTrace(lines, sel, i);
+    for (const i of firstErrors) takeStackTrace(bare, sel, i, 0);
   }
   for (const i of wanted.sort((a, b) => a - b)) sel.take(i);
   if (rules.errorsFirst) for (const i of firstWarnings) sel.take(i);
@@ -165,11 +172,23 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   return { text: out, lossy: true };
 }
 
-/** Keeps, while they fit, the stack trace that follows an error line (up to 40 frames). */
-function takeStackTrace(lines: readonly string[], sel: Selection, i: number): void {
-  for (let j = i + 1; j < lines.length && j - i <= 40; j++) {
+/** Lines an error's message may take (an assertion's expected and received values) before its stack trace. */
+const MESSAGE_LINES = 6;
+
+/**
+ * Keeps the stack trace that follows an error line (up to 40 frames): its
+ * first `forced` frames even past the cap, the others while they fit. A trace
+ * that starts within `MESSAGE_LINES` after the error (test runners print the
+ * assertion's values first) is kept with the lines between, as the first frame is.
+ */
+function takeStackTrace(lines: readonly string[], sel: Selection, i: number, forced: number): void {
+  let first = i + 1;
+  while (first < lines.length && first - i <= MESSAGE_LINES && !STACK_RE.test(lines[first]!)) first++;
+  if (first >= lines.length || !STACK_RE.test(lines[first]!)) return;
+  for (let j = i + 1; j < first; j++) sel.take(j, forced > 0);
+  for (let j = first; j < lines.length && j - first < 40; j++) {
     if (!STACK_RE.test(lines[j]!)) break;
-    sel.take(j);
+    sel.take(j, j - first < forced);
   }
 }
 
