@@ -28,25 +28,130 @@ async function bundle(input, file, format) {
 }
 
 // The tokenizers: gpt-tokenizer's encoder bundled once per module format, and each encoding's
-// merge ranks as JSON, read on the first count. gpt-tokenizer ships the ranks as a 2 MB JS array
-// literal: compiling it took ~300 ms and ~105 MB of RSS that stayed taken; JSON.parse of the same
-// data takes ~50 ms and leaves ~35 MB (bench/tokenizers.js checks the counts, bench/perf.js the cost).
+// merge ranks as a prebuilt index, read on the first count. gpt-tokenizer ships the ranks as a
+// 2 MB JS array literal (compiling it took ~300 ms and ~105 MB of RSS); JSON.parse of the same
+// data still took ~50 ms, and gpt-tokenizer's constructor ~40 ms more to build its string -> rank
+// Map (plus the garbage of both). The index needs neither: `NAME.tokens` is every token string
+// in rank order, concatenated (UTF-16LE, read as is), and `NAME.index` an Int32Array of
+// [ranks, string count, table size, offsets into the tokens (ranks + 1), open-addressing hash
+// table of rank + 1 (FNV-1a over UTF-16 code units, linear probing)]; the few tokens that are not
+// valid UTF-8 stay byte arrays in `NAME.bytes.json`, as gpt-tokenizer keeps them. The lookup
+// replaces the core's Map and returns the same rank for every string (bench/tokenizers.js and
+// test/engine/tokens.test.js check the counts, bench/perf.js the cost).
 await bundle('gpt-tokenizer/GptEncoding', join(vendor, 'gpt-encoding.js'), 'esm');
 await bundle('gpt-tokenizer/GptEncoding', join(vendor, 'gpt-encoding.cjs'), 'cjs');
+
+/** FNV-1a over UTF-16 code units; the same function as `hash` in RANK_INDEX below. */
+function fnv(key) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 for (const name of ['o200k_base', 'cl100k_base']) {
   const { default: ranks } = await import(`gpt-tokenizer/bpeRanks/${name}`);
-  writeFileSync(join(vendor, `${name}.ranks.json`), JSON.stringify(ranks));
+  const n = ranks.length;
+  const offsets = new Int32Array(n + 1);
+  const parts = [];
+  const bytes = {};
+  let at = 0;
+  let strings = 0;
+  for (let r = 0; r < n; r++) {
+    offsets[r] = at;
+    const v = ranks[r];
+    if (typeof v === 'string') {
+      if (v.length === 0) throw new Error(`${name}: an empty token string at rank ${r}`);
+      parts.push(v);
+      at += v.length;
+      strings++;
+    } else if (v !== undefined) bytes[r] = v;
+  }
+  offsets[n] = at;
+  let size = 1;
+  while (size < strings * 2) size *= 2;
+  const table = new Int32Array(size);
+  const blob = parts.join('');
+  for (let r = 0; r < n; r++) {
+    const v = ranks[r];
+    if (typeof v !== 'string') continue;
+    // A string seen twice keeps its last rank, as gpt-tokenizer's Map does.
+    for (let i = fnv(v) & (size - 1); ; i = (i + 1) & (size - 1)) {
+      const c = table[i] - 1;
+      if (c < 0 || ranks[c] === v) {
+        table[i] = r + 1;
+        break;
+      }
+    }
+  }
+  const index = new Int32Array(3 + n + 1 + size);
+  index.set([n, strings, size]);
+  index.set(offsets, 3);
+  index.set(table, 4 + n);
+  if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1)
+    throw new Error('the index is written little-endian');
+  writeFileSync(join(vendor, `${name}.tokens`), Buffer.from(blob, 'utf16le'));
+  writeFileSync(join(vendor, `${name}.index`), new Uint8Array(index.buffer));
+  writeFileSync(join(vendor, `${name}.bytes.json`), JSON.stringify(bytes));
 }
+
+// Builds an encoding from its index (see above): gpt-tokenizer's own constructor runs on the
+// byte-array tokens only, then its string -> rank Map and rank -> token lookups are replaced.
+const RANK_INDEX = `function hash(key) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+function fromIndex(GptEncoding, name, read) {
+  const blob = read(name + '.tokens').toString('utf16le');
+  const file = read(name + '.index');
+  const ints = new Int32Array(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength));
+  const n = ints[0];
+  const strings = ints[1];
+  const mask = ints[2] - 1;
+  const offsets = ints.subarray(3, 4 + n);
+  const table = ints.subarray(4 + n);
+  const bytes = JSON.parse(read(name + '.bytes.json').toString('utf8'));
+  const decoder = [];
+  for (const rank in bytes) decoder[rank] = bytes[rank];
+  decoder.length = n;
+  const api = GptEncoding.getEncodingApi(name, () => decoder);
+  const core = api.bytePairEncodingCoreProcessor;
+  core.bytePairStringRankEncoder = {
+    get(key) {
+      const length = key.length;
+      if (length === 0) return undefined;
+      for (let i = hash(key) & mask; ; i = (i + 1) & mask) {
+        const rank = table[i] - 1;
+        if (rank < 0) return undefined;
+        const at = offsets[rank];
+        if (offsets[rank + 1] - at === length && blob.startsWith(key, at)) return rank;
+      }
+    },
+  };
+  core.tryDecodeToken = function (rank) {
+    if (rank >= 0 && rank < n) {
+      const at = offsets[rank];
+      const end = offsets[rank + 1];
+      if (end > at) return blob.slice(at, end);
+      const fromBinary = this.bytePairNonUtfRankDecoder.get(rank);
+      if (fromBinary) return fromBinary;
+    }
+    return this.specialTokensDecoder.get(rank);
+  };
+  core.mergeableBytePairRankCount += strings;
+  api.vocabularySize = core.mergeableBytePairRankCount + api.specialTokensEncoder.size;
+  return api;
+}`;
+
 writeFileSync(
   join(vendor, 'o200k_base.js'),
-  `// Generated by scripts/bundle-vendor.js: o200k_base, its ranks loaded on the first count.
+  `// Generated by scripts/bundle-vendor.js: o200k_base, its rank index loaded on the first count.
 import { readFileSync } from 'node:fs';
 import { GptEncoding } from './gpt-encoding.js';
+${RANK_INDEX}
 let api;
 const load = () =>
-  (api ??= GptEncoding.getEncodingApi('o200k_base', () =>
-    JSON.parse(readFileSync(new URL('./o200k_base.ranks.json', import.meta.url), 'utf8')),
-  ));
+  (api ??= fromIndex(GptEncoding, 'o200k_base', (file) => readFileSync(new URL('./' + file, import.meta.url))));
 export function countTokens(text) {
   return load().countTokens(text);
 }
@@ -60,16 +165,15 @@ export function decode(tokens) {
 );
 writeFileSync(
   join(vendor, 'cl100k_base.cjs'),
-  `// Generated by scripts/bundle-vendor.js: cl100k_base, its ranks loaded on the first count.
+  `// Generated by scripts/bundle-vendor.js: cl100k_base, its rank index loaded on the first count.
 'use strict';
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { GptEncoding } = require('./gpt-encoding.cjs');
+${RANK_INDEX}
 let api;
 const load = () =>
-  (api ??= GptEncoding.getEncodingApi('cl100k_base', () =>
-    JSON.parse(readFileSync(join(__dirname, 'cl100k_base.ranks.json'), 'utf8')),
-  ));
+  (api ??= fromIndex(GptEncoding, 'cl100k_base', (file) => readFileSync(join(__dirname, file))));
 exports.countTokens = (text) => load().countTokens(text);
 exports.encode = (text) => load().encode(text);
 exports.decode = (tokens) => load().decode(tokens);

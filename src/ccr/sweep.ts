@@ -118,21 +118,26 @@ export async function sweepCcrFolder(options: SweepOptions): Promise<SweepReport
  * Touches nothing else; returns how many it deleted.
  */
 export async function sweepOrphanTemps(dir: string, now: number): Promise<number> {
-  let removed = 0;
   const shards = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const shard of shards) {
-    if (!shard.isDirectory() || !SHARD_RE.test(shard.name)) continue;
-    const path = join(dir, shard.name);
-    const names = await readdir(path).catch(() => [] as string[]);
-    for (const name of names) {
-      if (!name.includes('.tmp-')) continue;
-      const st = await stat(join(path, name)).catch(() => undefined);
-      if (!st?.isFile() || !orphanTemp(name, st.mtimeMs, now)) continue;
-      await unlink(join(path, name)).then(
-        () => removed++,
-        () => undefined,
-      );
-    }
-  }
-  return removed;
+  // Every store open runs this (each `svc compress` too): the shards are listed all at once,
+  // not one round trip after another (256 of them in a full store).
+  const removed = await Promise.all(
+    shards.map(async (shard) => {
+      if (!shard.isDirectory() || !SHARD_RE.test(shard.name)) return 0;
+      const path = join(dir, shard.name);
+      const names = await readdir(path).catch(() => [] as string[]);
+      let count = 0;
+      for (const name of names) {
+        if (!name.includes('.tmp-')) continue;
+        const st = await stat(join(path, name)).catch(() => undefined);
+        if (!st?.isFile() || !orphanTemp(name, st.mtimeMs, now)) continue;
+        await unlink(join(path, name)).then(
+          () => count++,
+          () => undefined,
+        );
+      }
+      return count;
+    }),
+  );
+  return removed.reduce((a, b) => a + b, 0);
 }

@@ -8,7 +8,7 @@ import type { InputFormatChoice } from './detect-input.js';
 import { openFileSink, stdoutSink } from './output.js';
 import { planInputs, readSource } from './read-input.js';
 import { type CompressSavingsRecord, recordCompressSavings } from './record-savings.js';
-import { renderSummary, type SummaryRow, totalSavingsPercent } from './summary-table.js';
+import type { SummaryRow } from './summary-table.js';
 
 /** Exit codes of `svc compress` (documented in docs/cli.md). */
 export const EXIT = { OK: 0, BELOW_FAIL_UNDER: 1, BAD_INPUT: 2, COMPRESSION_FAILED: 3 } as const;
@@ -159,7 +159,11 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
   }
   await ccr?.close?.();
   await closeMl?.();
-  if (options.summary && rows.length > 0) stderr(renderSummary(rows, { many: plan.many, failed }));
+  // The summary table (cli-table3 and its width helpers) loads only when it is asked for.
+  const summaryTable = () => import('./summary-table.js');
+  if (options.summary && rows.length > 0) {
+    stderr((await summaryTable()).renderSummary(rows, { many: plan.many, failed }));
+  }
   if (options.record && records.length > 0) {
     await recordCompressSavings(config, records).catch((err: unknown) =>
       warn(
@@ -168,7 +172,7 @@ export async function runCompress(options: CompressRunOptions): Promise<number> 
     );
   }
   if (code === EXIT.OK && options.failUnder !== undefined) {
-    const savings = totalSavingsPercent(rows);
+    const savings = (await summaryTable()).totalSavingsPercent(rows);
     if (savings < options.failUnder) {
       fail(`total savings ${savings.toFixed(1)}% are below --fail-under ${options.failUnder}%`);
       code = EXIT.BELOW_FAIL_UNDER;

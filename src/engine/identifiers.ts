@@ -4,7 +4,7 @@
  * into their next call. Compressors keep the lines and items that carry them.
  */
 
-import { LRUCache } from 'lru-cache';
+import { lruOfEntries } from '../lru.js';
 import { contentHash } from './hash.js';
 
 /** A maximal run of identifier characters. */
@@ -52,7 +52,7 @@ function withoutTrailing(run: string): string {
   return run.slice(0, end);
 }
 /** Identifier lists of long texts, by content hash: history is rescanned on every request. */
-const cache = new LRUCache<string, string[]>({ max: 20_000 });
+const cache = lruOfEntries<string, string[]>(20_000);
 const CACHE_MIN_LENGTH = 1024;
 
 /** Adds the identifiers of `text` to `into`. */

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruOfEntries } from '../lru.js';
 import { fullBucket, msUntil, refill, type TokenBucket } from './token-bucket.js';
 
 const MINUTE_MS = 60_000;
@@ -76,7 +76,7 @@ interface KeyBuckets {
 export function createMemoryRateLimiter(options: MemoryRateLimiterOptions): RateLimiter {
   const now = options.now ?? Date.now;
   const { rpm, tpm } = options;
-  const keys = new LRUCache<string, KeyBuckets>({ max: options.maxKeys ?? 100_000 });
+  const keys = lruOfEntries<string, KeyBuckets>(options.maxKeys ?? 100_000);
 
   const bucketsOf = (keyHash: string, t: number): KeyBuckets => {
     let b = keys.get(keyHash);

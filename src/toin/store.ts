@@ -1,11 +1,11 @@
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TextFile } from 'lowdb/node';
-import { LRUCache } from 'lru-cache';
 import lockfile from 'proper-lockfile';
 import type { ShapeObservation, ToinAdvice } from '../engine/context/types.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { lruOfEntries } from '../lru.js';
 import { adviceFrom } from './advice.js';
 import { emptyToin, MAX_HASHES, MAX_SHAPES, type ShapeRecord, type ToinData } from './types.js';
 
@@ -104,7 +104,7 @@ function addRecord(target: Record<string, ShapeRecord>, key: string, delta: Shap
  */
 export function newObservationFilter(): (o: ShapeObservation) => boolean {
   const seen = new WeakSet<ShapeObservation>();
-  const counted = new LRUCache<string, true>({ max: 50_000 });
+  const counted = lruOfEntries<string, true>(50_000);
   return (o) => {
     if (seen.has(o)) return false;
     seen.add(o);

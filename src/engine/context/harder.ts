@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruOfEntries } from '../../lru.js';
 import { COMPRESSORS, type CompressContext } from '../compressors/index.js';
 import type { Deadline } from '../deadline.js';
 import { contentHash } from '../hash.js';
@@ -9,7 +9,7 @@ import type { ChatMessage } from '../types.js';
 import { errorHits } from './factors.js';
 import type { CompressHarder, HarderResult } from './types.js';
 
-const memo = new LRUCache<string, { text: string; hash: string } | false>({ max: 20_000 });
+const memo = lruOfEntries<string, { text: string; hash: string } | false>(20_000);
 
 /** Texts shorter than this are left alone by compress-harder. */
 export const HARDER_MIN_CHARS = 400;

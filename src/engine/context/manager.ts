@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruOfEntries } from '../../lru.js';
 import { textUnits, withTexts } from '../messages.js';
 import { contentText } from '../tokens.js';
 import type { ChatMessage } from '../types.js';
@@ -467,7 +467,7 @@ function harderHashes(message: ChatMessage): Set<string> {
  * content: no re-hashing on later turns, and the same object each turn
  * (which TOIN's stores recognise and count once).
  */
-const observationMemo = new LRUCache<string, ShapeObservation | false>({ max: 50_000 });
+const observationMemo = lruOfEntries<string, ShapeObservation | false>(50_000);
 
 function observe(
   originals: readonly ChatMessage[],

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruOfEntries } from '../../lru.js';
 import { parseMarkers } from '../markers.js';
 import { contentText } from '../tokens.js';
 import type { ChatMessage } from '../types.js';
@@ -6,7 +6,7 @@ import { toolNameFor, toolOutputShape } from './shape.js';
 import type { ShapeObservation } from './types.js';
 
 /** marker hash -> shape of the original it names; the hash already identifies the content. */
-const shapeByHash = new LRUCache<string, { key: string; tool: string; fields: string[] }>({ max: 20_000 });
+const shapeByHash = lruOfEntries<string, { key: string; tool: string; fields: string[] }>(20_000);
 
 /**
  * The observation of a compressed message, with the original it was made

@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruOfEntries } from '../../lru.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../compressors/json-parse.js';
 import { contentHash } from '../hash.js';
 import { contentText } from '../tokens.js';
@@ -20,7 +20,7 @@ export interface ToolOutputShape {
 const MAX_PARSE = 4 * 1024 * 1024;
 const MAX_FIELDS = 64;
 const SAMPLE_ITEMS = 20;
-const memo = new LRUCache<string, ToolOutputShape>({ max: 5000 });
+const memo = lruOfEntries<string, ToolOutputShape>(5000);
 
 function describe(value: unknown, depth: number, fields: Set<string>): string {
   if (value === null) return 'null';

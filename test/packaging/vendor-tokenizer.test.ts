@@ -1,0 +1,85 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The tokenizers the built package counts with (dist/vendor, written by
+ * scripts/bundle-vendor.js: gpt-tokenizer's encoder over a prebuilt rank
+ * index) against gpt-tokenizer itself, which the other tests use: same
+ * tokens, counts and decoded text, for every token of both vocabularies and
+ * for the sample fixtures.
+ */
+const ROOT = join(import.meta.dirname, '../..');
+const VENDOR = join(ROOT, 'dist/vendor');
+
+interface Encoding {
+  countTokens(text: string): number;
+  encode(text: string): number[];
+  decode(tokens: number[]): string;
+}
+
+const texts: string[] = [
+  'héllo 世界 🎉🎉 \u0000 \ud800 lone surrogate',
+  ' '.repeat(3000),
+  'aaaa'.repeat(500),
+  ...readdirSync(join(ROOT, 'fixtures/samples'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => readFileSync(join(ROOT, 'fixtures/samples', f), 'utf8')),
+];
+
+let vendored: Record<'o200k_base' | 'cl100k_base', Encoding>;
+let original: Record<'o200k_base' | 'cl100k_base', Encoding>;
+
+beforeAll(async () => {
+  // `npm test` builds first (pretest); when this file runs alone, build now.
+  if (!existsSync(join(VENDOR, 'o200k_base.index'))) {
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
+  }
+  const require = createRequire(import.meta.url);
+  vendored = {
+    o200k_base: (await import(pathToFileURL(join(VENDOR, 'o200k_base.js')).href)) as Encoding,
+    cl100k_base: require(join(VENDOR, 'cl100k_base.cjs')) as Encoding,
+  };
+  // Each from its own module: gpt-tokenizer's decoder keeps streaming state across calls.
+  original = {
+    o200k_base: require('gpt-tokenizer/cjs/encoding/o200k_base') as Encoding,
+    cl100k_base: require('gpt-tokenizer/cjs/encoding/cl100k_base') as Encoding,
+  };
+}, 300_000);
+
+describe.each(['o200k_base', 'cl100k_base'] as const)('vendored %s', (name) => {
+  it('encodes, counts and decodes the samples as gpt-tokenizer does', () => {
+    for (const text of texts) {
+      const tokens = original[name].encode(text);
+      expect(vendored[name].encode(text)).toEqual(tokens);
+      expect(vendored[name].countTokens(text)).toBe(tokens.length);
+      expect(vendored[name].decode(tokens)).toBe(original[name].decode(tokens));
+    }
+  });
+
+  it('finds every token of the vocabulary by its text, with its rank', async () => {
+    const { default: ranks } = (await import(`gpt-tokenizer/bpeRanks/${name}`)) as {
+      default: (string | number[])[];
+    };
+    let checked = 0;
+    for (let rank = 0; rank < ranks.length; rank++) {
+      const token = ranks[rank];
+      if (typeof token !== 'string') continue;
+      const tokens = vendored[name].encode(token);
+      if (tokens.length !== 1 || tokens[0] !== rank) {
+        // Not one token: gpt-tokenizer's pre-tokenizer splits it the same way.
+        expect(tokens).toEqual(original[name].encode(token));
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(90_000);
+    // The tokens that are text (byte-array tokens, the pieces of UTF-8 sequences, are decoded in
+    // the samples above: alone they leave gpt-tokenizer's streaming decoder mid-sequence).
+    const text = ranks.flatMap((token, rank) => (typeof token === 'string' ? [rank] : []));
+    expect(vendored[name].decode(text)).toBe(original[name].decode(text));
+    expect(vendored[name].decode(text)).toBe(ranks.filter((t) => typeof t === 'string').join(''));
+  });
+});
