@@ -3,8 +3,6 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tokenizerFor } from '../../src/engine/tokens.js';
-import { FORMATS, parseRequest } from '../../src/formats/index.js';
 import { filler } from '../context/helpers.js';
 import {
   type MockUpstream,
@@ -16,6 +14,7 @@ import {
   until,
 } from '../server/helpers.js';
 import { startSse, writeEvents } from '../server/sse-mocks.js';
+import { wholeTokens } from '../stats/three-turn-session.js';
 
 // Issue 18, item 4: a retrieval round svc answers inside the proxy is a request it
 // sent: its usage and cost count in the request's totals, its tokens in what was
@@ -135,16 +134,6 @@ async function upstream(stream: boolean): Promise<MockUpstream> {
     ];
     return writeEvents(res, events);
   });
-}
-
-function wholeTokens(text: string): number {
-  const body = JSON.parse(text) as { model: string; tools?: unknown[] };
-  const tokenizer = tokenizerFor(body.model);
-  const parsed = parseRequest(FORMATS.messages, body);
-  return (
-    tokenizer.countMessages(parsed.messages) +
-    (body.tools ? tokenizer.countText(JSON.stringify(body.tools)) : 0)
-  );
 }
 
 describe('a retrieval round is a request', () => {
