@@ -42,12 +42,48 @@ export function encodingForModel(model: string): { encoding: EncodingName; exact
  * slices: bounded time, off by at most a token per slice. Every other text is
  * counted exactly.
  */
+const LONG_RUN = 1024;
 const LONG_RUN_RE = /[\p{L}\p{M}]{1024,}|\s{1024,}|[^\s\p{L}\p{N}]{1024,}/gu;
 const SLICE = 256;
 
+const LETTERS = 1;
+const SPACES = 2;
+const SYMBOLS = 4;
+const ANY = LETTERS | SPACES | SYMBOLS;
+
+/** Which of `LONG_RUN_RE`'s classes the character at `i` may be in (a non-ASCII one: any). */
+function runClass(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c >= 128) return ANY;
+  if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) return LETTERS;
+  if (c >= 48 && c <= 57) return 0;
+  if (c === 32 || (c >= 9 && c <= 13)) return SPACES;
+  return SYMBOLS;
+}
+
+/** Half of `LONG_RUN`: every run of `LONG_RUN` characters covers one whole step. */
+const STEP = LONG_RUN / 2;
+
+/**
+ * False when `text` has no run `LONG_RUN_RE` could match, without reading
+ * most of it (the regex tries every position and cost more than counting
+ * most texts): a run of `LONG_RUN` characters of one class covers some whole
+ * step `[k * STEP, (k + 1) * STEP]`, so only steps whose two ends may share a
+ * class are read, backwards, until a character of another class (usually the
+ * next space or letter). A true answer only means "look closer".
+ */
+export function mayHaveLongRun(text: string): boolean {
+  for (let k = 0; k + STEP < text.length; k += STEP) {
+    let bits = runClass(text, k) & runClass(text, k + STEP);
+    for (let i = k + STEP - 1; bits !== 0 && i > k; i--) bits &= runClass(text, i);
+    if (bits !== 0) return true;
+  }
+  return false;
+}
+
 function bounded(count: (text: string) => number): (text: string) => number {
   return (text) => {
-    if (text.length < 1024) return count(text);
+    if (text.length < LONG_RUN || !mayHaveLongRun(text)) return count(text);
     LONG_RUN_RE.lastIndex = 0;
     let total = 0;
     let from = 0;

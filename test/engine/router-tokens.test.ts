@@ -1,7 +1,7 @@
 import { get_encoding } from 'tiktoken';
 import { describe, expect, it } from 'vitest';
 import { detectContentType } from '../../src/engine/router.js';
-import { encodingForModel, tokenizerFor } from '../../src/engine/tokens.js';
+import { encodingForModel, mayHaveLongRun, tokenizerFor } from '../../src/engine/tokens.js';
 
 const repeat = (line: (i: number) => string, n = 20) =>
   Array.from({ length: n }, (_, i) => line(i)).join('\n');
@@ -106,5 +106,43 @@ describe('pathological inputs (regression: a 2 MB line without separators stalle
     // counted in 256-character slices of 32 tokens each
     expect(tok.countText(`start ${run}`)).toBe(tok.countText('start ') + 800 * 32);
     expect(detectContentType(`${run}\n${run}`)).toBe('text');
+  });
+});
+
+describe('the long-run check before counting', () => {
+  /** What the counter slices: runs of 1024+ letters/marks, whitespace or symbols. */
+  const LONG_RUN_RE = /[\p{L}\p{M}]{1024,}|\s{1024,}|[^\s\p{L}\p{N}]{1024,}/u;
+  const pieces = ['word ', 'x', '=', ' ', '\n', '7', 'é', '\u0301', '—', '\u00a0', '中', 'ab1 '];
+
+  it('never misses a run the regex finds, wherever it starts', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return Math.floor((seed / 2 ** 32) * n);
+    };
+    let runs = 0;
+    for (let k = 0; k < 400; k++) {
+      let text = '';
+      while (text.length < 6000) {
+        const piece = pieces[random(pieces.length)]!;
+        // now and then a run of one piece, around the 1024 threshold
+        text += random(8) === 0 ? piece.repeat(Math.ceil((1000 + random(60)) / piece.length)) : piece;
+      }
+      const found = LONG_RUN_RE.test(text);
+      if (found) {
+        runs++;
+        expect(mayHaveLongRun(text)).toBe(true);
+      }
+    }
+    expect(runs).toBeGreaterThan(20);
+  });
+
+  it('passes ordinary text without a closer look', () => {
+    const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(200);
+    const code = '  const value = compute(items[i], 42);\n'.repeat(200);
+    expect(mayHaveLongRun(prose)).toBe(false);
+    expect(mayHaveLongRun(code)).toBe(false);
+    expect(mayHaveLongRun(`${prose}${'='.repeat(1024)}`)).toBe(true);
+    expect(mayHaveLongRun(`${code}${' '.repeat(1030)}x`)).toBe(true);
   });
 });

@@ -83,3 +83,104 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('vendored %s', (name) => {
     expect(vendored[name].decode(text)).toBe(ranks.filter((t) => typeof t === 'string').join(''));
   });
 });
+
+describe("o200k_base's chunker", () => {
+  /**
+   * The vendored o200k_base finds its pre-tokens with an ASCII chunker
+   * (scripts/vendor/o200k-chunks.js) and gpt-tokenizer's split regex only
+   * where a deciding character is not ASCII: the chunks must be the regex's,
+   * in every case, or counts would drift.
+   */
+  const alphabet = [
+    'a',
+    'Z',
+    'b',
+    'Q',
+    'x',
+    '1',
+    '9',
+    '0',
+    ' ',
+    '  ',
+    '\t',
+    '\n',
+    '\r\n',
+    '\r',
+    '\v',
+    '\f',
+    "'",
+    "'s",
+    "'LL",
+    "'ve",
+    "'Re",
+    "'d",
+    '/',
+    '(',
+    ')',
+    '.',
+    '-',
+    '_',
+    '"',
+    '{',
+    '}',
+    'é',
+    'É',
+    '—',
+    '\u00a0',
+    '\u3000',
+    '²',
+    '٣',
+    'x\u0301',
+    'ﬁ',
+    '😀',
+    '\u0000',
+    '\u001f',
+    '\u007f',
+    '\u2028',
+    'ǅ',
+    'ʰ',
+    '中',
+  ];
+
+  function regexChunks(regex: RegExp, text: string): string[] {
+    regex.lastIndex = 0;
+    return [...text.matchAll(regex)].map((m) => m[0]);
+  }
+
+  it("splits text exactly as gpt-tokenizer's split regex does", async () => {
+    const require = createRequire(import.meta.url);
+    const api = require('gpt-tokenizer/cjs/encoding/o200k_base').default as {
+      bytePairEncodingCoreProcessor: { tokenSplitRegex: RegExp };
+    };
+    const source = api.bytePairEncodingCoreProcessor.tokenSplitRegex;
+    const regex = new RegExp(source.source, source.flags);
+    const { sumChunks } = (await import(pathToFileURL(join(VENDOR, 'o200k_base.js')).href)) as {
+      sumChunks(text: string, regex: RegExp, each: (chunk: string) => number): number;
+    };
+    const { generateSession } = await import('../../fixtures/generate.js');
+    const session = JSON.stringify(generateSession(20_000, 5));
+    let seed = 19;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const fuzz: string[] = [];
+    for (let k = 0; k < 30_000; k++) {
+      let s = '';
+      const length = 1 + Math.floor(random() * 24);
+      for (let j = 0; j < length; j++) s += alphabet[Math.floor(random() * alphabet.length)];
+      fuzz.push(s);
+    }
+    let asciiChunks = 0;
+    for (const text of [...texts, session, ...fuzz]) {
+      const chunks: string[] = [];
+      sumChunks(text, regex, (chunk) => chunks.push(chunk));
+      expect(chunks).toEqual(regexChunks(regex, text));
+      asciiChunks += chunks.length;
+    }
+    expect(asciiChunks).toBeGreaterThan(100_000);
+    for (const text of fuzz.slice(0, 3000))
+      expect(vendored.o200k_base.countTokens(text)).toBe(original.o200k_base.countTokens(text));
+    expect(vendored.o200k_base.countTokens(session)).toBe(original.o200k_base.countTokens(session));
+  });
+});

@@ -1,0 +1,151 @@
+// Copied into dist/vendor by scripts/bundle-vendor.js; imported by the o200k_base bundle.
+//
+// o200k_base's pre-tokenizer (gpt-tokenizer's split regex, with Unicode property classes) costs
+// most of a token count: the regex engine tries its seven alternatives at every chunk. For ASCII
+// text the classes are a few ranges, and the first alternative that matches can be decided by
+// looking at the next characters, so `nextChunkEnd` finds the same chunk in one pass:
+//
+//   1. [^\r\n\p{L}\p{N}]?[\p{Lu}...]*[\p{Ll}...]+(contraction)?   " Word", "(word", "HTTPServer"
+//   2. [^\r\n\p{L}\p{N}]?[\p{Lu}...]+[\p{Ll}...]*(contraction)?   " HTTP", "ABC"
+//   3. \p{N}{1,3}
+//   4.  ?[^\s\p{L}\p{N}]+[\r\n/]*                                  " ->", "});\n"
+//   5. \s*[\r\n]+          (whitespace up to its last line break)
+//   6. \s+(?!\S)           (whitespace but its last character, or all of it at the end)
+//   7. \s+
+//
+// The regex decides a chunk from the text at and after its start only, so the chunks can be found
+// one after another either way: where a character that decides the chunk is not ASCII (it may be
+// a letter, a mark, a digit or a space), `nextChunkEnd` returns -1 and the regex finds that one
+// chunk. test/packaging/vendor-tokenizer.test.ts compares both splits.
+
+const LOWER = 1;
+const UPPER = 2;
+const DIGIT = 4;
+const SPACE = 8; // \s
+const BREAK = 16; // \r \n
+const SYMBOL = 32; // not \s, \p{L}, \p{N}
+const LETTER = LOWER | UPPER;
+
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  if (c >= 97 && c <= 122) CLASS[c] = LOWER;
+  else if (c >= 65 && c <= 90) CLASS[c] = UPPER;
+  else if (c >= 48 && c <= 57) CLASS[c] = DIGIT;
+  else if (c === 10 || c === 13) CLASS[c] = SPACE | BREAK;
+  else if (c === 32 || (c >= 9 && c <= 13)) CLASS[c] = SPACE;
+  else CLASS[c] = SYMBOL;
+}
+
+const APOSTROPHE = 39;
+const SLASH = 47;
+
+/** End of the optional contraction ('s 'd 'm 't 'll 've 're, any case) at `i`. */
+function contraction(text, i) {
+  if (text.charCodeAt(i) !== APOSTROPHE) return i;
+  const a = text.charCodeAt(i + 1) | 32;
+  if (a === 115 || a === 100 || a === 109 || a === 116) return i + 2; // s d m t
+  const b = text.charCodeAt(i + 2) | 32;
+  if ((a === 108 && b === 108) || (a === 118 && b === 101) || (a === 114 && b === 101)) return i + 3; // ll ve re
+  return i;
+}
+
+/** The class bits of the character at `i`: 0 past the end, -1 when it is not ASCII. */
+function classAt(text, i) {
+  if (i >= text.length) return 0;
+  const c = text.charCodeAt(i);
+  return c < 128 ? CLASS[c] : -1;
+}
+
+/** End of the run of characters in `bits` from `i`, or -1 when it stops at one that is not ASCII. */
+function runEnd(text, i, bits) {
+  for (;;) {
+    const k = classAt(text, i);
+    if (k < 0) return -1;
+    if (!(k & bits)) return i;
+    i++;
+  }
+}
+
+/** Where the chunk starting at `p` ends, or -1 when a character that decides it is not ASCII. */
+export function nextChunkEnd(text, p) {
+  const n = text.length;
+  const c = classAt(text, p);
+  if (c < 0) return -1;
+  // 1 and 2: a letter run, after at most one character that is not a line break, letter or digit
+  let q = -1;
+  if (c & LETTER) q = p;
+  else if (!(c & (BREAK | DIGIT))) {
+    const next = classAt(text, p + 1);
+    if (next < 0) return -1;
+    if (next & LETTER) q = p + 1;
+  }
+  if (q >= 0) {
+    const upper = runEnd(text, q, UPPER);
+    const lower = upper < 0 ? -1 : runEnd(text, upper, LOWER);
+    return lower < 0 ? -1 : contraction(text, lower);
+  }
+  // 3: up to three digits
+  if (c & DIGIT) {
+    let i = p + 1;
+    while (i < p + 3) {
+      const k = classAt(text, i);
+      if (k < 0) return -1;
+      if (!(k & DIGIT)) break;
+      i++;
+    }
+    return i;
+  }
+  // 4: symbols, after at most one space, then line breaks and slashes
+  let s = -1;
+  if (c & SYMBOL) s = p;
+  else if (text.charCodeAt(p) === 32) {
+    const next = classAt(text, p + 1);
+    if (next < 0) return -1;
+    if (next & SYMBOL) s = p + 1;
+  }
+  if (s >= 0) {
+    let i = runEnd(text, s + 1, SYMBOL);
+    if (i < 0) return -1;
+    for (;;) {
+      const x = text.charCodeAt(i);
+      if (x === 10 || x === 13 || x === SLASH) i++;
+      else return i;
+    }
+  }
+  // 5 to 7: whitespace
+  let w = p;
+  let lastBreak = -1;
+  for (;;) {
+    const k = classAt(text, w);
+    if (k < 0) return -1;
+    if (!(k & SPACE)) break;
+    if (k & BREAK) lastBreak = w;
+    w++;
+  }
+  if (lastBreak >= 0) return lastBreak + 1;
+  if (w === n) return w;
+  return w - p >= 2 ? w - 1 : w;
+}
+
+/**
+ * Calls `each(chunk)` for every chunk of `text` as `regex` (o200k_base's split regex, global)
+ * would match them, and returns the sum of what it returns.
+ */
+export function sumChunks(text, regex, each) {
+  let total = 0;
+  let p = 0;
+  const n = text.length;
+  while (p < n) {
+    let end = nextChunkEnd(text, p);
+    if (end < 0) {
+      regex.lastIndex = p;
+      const m = regex.exec(text);
+      // every character starts a match; guard anyway against a regex that skips
+      if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
+      end = p + m[0].length;
+    }
+    total += each(text.slice(p, end));
+    p = end;
+  }
+  return total;
+}
