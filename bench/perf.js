@@ -8,7 +8,8 @@
  *   - svc          `svc serve` (compressing),
  * with messages-format bodies built like a Claude Code session
  * (fixtures/generate.js: ~1k and ~91k tokens), "fresh" (every request a new
- * conversation: the first message varies) and "same" (the same body again).
+ * conversation: a session of its own, so every message is new) and "same"
+ * (the same body again).
  *
  * Figures: CPU ms per request (server process user+sys delta / requests),
  * added p50 at c=1 versus direct, requests/s at c=10 (~1k, same) as a ratio
@@ -44,6 +45,8 @@ const LOAD_S = QUICK ? 8 : 30;
 const IDLE_S = QUICK ? 8 : 30;
 const RPS_S = QUICK ? 2 : 5;
 const N = QUICK ? { small: 60, large: 15 } : { small: 300, large: 50 };
+/** Different sessions per body size: more than one svc process sees at c=1, and a cycle no memo keeps. */
+const POOL = QUICK ? 120 : 300;
 
 const TARGETS = {
   readyMs: 300,
@@ -160,17 +163,18 @@ async function spawnSvc(upstream, extra, home) {
 
 // ---------------------------------------------------------------- bodies
 
-/** A messages-format body of a session, as JSON text split around its first message. */
-function bodyOf(session) {
-  const body = toMessagesBody(session);
-  const task = body.messages[0].content[0].text;
-  const text = JSON.stringify(body);
-  const at = text.indexOf(JSON.stringify(task).slice(1, -1));
+/**
+ * Messages-format bodies of `count` different sessions (`session(i)`): `same` is the first,
+ * `fresh(n)` the n-th in turn, so every message of a fresh request is new to svc. Over `count`
+ * requests in a row it repeats one (the load phase cycles), which no memo bounded below `count`
+ * bodies can keep.
+ */
+function bodyPool(session, count) {
+  const texts = Array.from({ length: count }, (_, i) => JSON.stringify(toMessagesBody(session(i))));
   return {
-    bytes: Buffer.byteLength(text),
-    same: text,
-    /** The n-th new conversation: a different first message, the rest the same. */
-    fresh: (n) => `${text.slice(0, at)}[${process.pid}-${n}] ${text.slice(at)}`,
+    bytes: Buffer.byteLength(texts[0]),
+    same: texts[0],
+    fresh: (n) => texts[1 + (n % (count - 1))],
   };
 }
 
@@ -241,8 +245,8 @@ async function main() {
   requireBuild();
   const home = mkdtempSync(join(os.tmpdir(), 'svc-perf-'));
   // ~1.1k tokens (one log output, below the size the router compresses) and ~91k (o200k counts)
-  const small = bodyOf(buildSession(createRng(19), ['logs'], { scale: 0.5 }));
-  const large = bodyOf(generateSession(91_000));
+  const small = bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), POOL);
+  const large = bodyPool((i) => generateSession(91_000, 1000 + i), POOL);
   const mock = await spawnPrintsPort(join(ROOT, 'bench/lib/mock-upstream.js'));
   const direct = new Pool(mock.url, { connections: 32 });
   const results = { bodies: { small_bytes: small.bytes, large_bytes: large.bytes }, targets: {} };
