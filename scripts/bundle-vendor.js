@@ -202,16 +202,24 @@ const load = () =>
     (file) => readFileSync(new URL('./' + file, import.meta.url)),
     sumChunks,
   ));
-export function countTokens(text) {
-  return load().countTokens(text);
+export function countTokens(text, options) {
+  return load().countTokens(text, options);
 }
-export function encode(text) {
-  return load().encode(text);
+export function encode(text, options) {
+  return load().encode(text, options);
 }
 export function decode(tokens) {
   return load().decode(tokens);
 }
-export { sumChunks } from './o200k-chunks.js';
+/** How many pre-tokens (chunks of the split) a text has, special-token text as plain text: at most its count. */
+export function countChunks(text) {
+  const split = load().bytePairEncodingCoreProcessor.tokenSplitRegex;
+  chunkRegex ??= new RegExp(split.source, split.flags);
+  return sumChunks(text, chunkRegex, one);
+}
+const one = () => 1;
+let chunkRegex;
+export { sumChunks };
 `,
 );
 writeFileSync(
@@ -225,8 +233,8 @@ ${RANK_INDEX}
 let api;
 const load = () =>
   (api ??= fromIndex(GptEncoding, 'cl100k_base', (file) => readFileSync(join(__dirname, file))));
-exports.countTokens = (text) => load().countTokens(text);
-exports.encode = (text) => load().encode(text);
+exports.countTokens = (text, options) => load().countTokens(text, options);
+exports.encode = (text, options) => load().encode(text, options);
 exports.decode = (tokens) => load().decode(tokens);
 `,
 );

@@ -11,7 +11,7 @@ export { tokenizerFor } from './tokens.js';
 
 import { dedupeTransform, losslessDedupeTransform } from './transforms/dedupe.js';
 import { losslessRouteTransform, routeTransform } from './transforms/route.js';
-import type { ChatMessage, ContentMemo, EngineOutput, Tokenizer } from './types.js';
+import type { ChatMessage, CompressionResult, ContentMemo, EngineOutput, Tokenizer } from './types.js';
 
 export type { ContextStep, ContextStepInput, ContextStepResult } from './context-hook.js';
 export { EngineTimeoutError } from './deadline.js';
@@ -42,6 +42,33 @@ const LOSSLESS_CONTEXT_STEP: ContextStep = keepAllMessages;
 
 /** The context step used when `deps` names none; the context manager replaces it here. */
 const DEFAULT_CONTEXT_STEP: ContextStep = intelligentContextStep;
+
+/**
+ * A result whose token counts (and `transforms_applied`, which carries
+ * ratios) are counted the first time one is read, once: the proxy forwards
+ * the request before it reads them, so counting new content never delays it
+ * (issue 19); `svc compress` and `POST /v1/compress` read them at once.
+ * Enumerable getters, so a spread or `JSON.stringify` sees plain fields, in
+ * the documented order.
+ */
+function withCounts(
+  messages: ChatMessage[],
+  ccrHashes: string[],
+  count: () => { before: number; after: number; transforms: string[] },
+): CompressionResult {
+  let counts: ReturnType<typeof count> | undefined;
+  const counted = () => (counts ??= count());
+  const lazy = (get: () => unknown): PropertyDescriptor => ({ enumerable: true, get });
+  return Object.defineProperties({} as CompressionResult, {
+    messages: { enumerable: true, writable: true, value: messages },
+    tokens_before: lazy(() => counted().before),
+    tokens_after: lazy(() => counted().after),
+    tokens_saved: lazy(() => counted().before - counted().after),
+    compression_ratio: lazy(() => (counted().before === 0 ? 1 : counted().after / counted().before)),
+    transforms_applied: lazy(() => counted().transforms),
+    ccr_hashes: { enumerable: true, writable: true, value: ccrHashes },
+  });
+}
 
 /**
  * Compresses chat messages. Pure: no I/O, no clock, no randomness. How
@@ -82,21 +109,14 @@ export function compressMessages(
   deadline.check('count');
   for (const entry of ctx.transforms) state.log.add(entry);
   for (const i of ctx.changed ?? []) state.changed.add(i);
-  const before = tokenizer.countMessages(messages);
-  const after =
-    state.changed.size === 0 && ctx.messages === state.messages
-      ? before
-      : tokenizer.countMessages(ctx.messages);
+  const unchanged = state.changed.size === 0 && ctx.messages === state.messages;
   return {
-    result: {
-      messages: ctx.messages,
-      tokens_before: before,
-      tokens_after: after,
-      tokens_saved: before - after,
-      compression_ratio: before === 0 ? 1 : after / before,
-      transforms_applied: state.log.entries(),
-      ccr_hashes: [...state.ccrEntries.keys()],
-    },
+    result: withCounts(ctx.messages, [...state.ccrEntries.keys()], () => {
+      const before = tokenizer.countMessages(messages);
+      const after = unchanged ? before : tokenizer.countMessages(ctx.messages);
+      return { before, after, transforms: state.log.entries() };
+    }),
+    contextTransforms: ctx.transforms,
     ccrEntries: state.ccrEntries,
     messageOrigin: ctx.origin,
     changed: state.changed,

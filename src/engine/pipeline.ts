@@ -36,20 +36,23 @@ export interface Transform {
   run(state: PipelineState, env: PipelineEnv): void;
 }
 
+/** Tokens, or the text whose tokens they are (counted when the entries are read). */
+export type Tokens = number | string;
+
 /**
  * Tokens before and after per `name:kind`, rendered as `transforms_applied`
  * entries `name:kind:ratio` (ratio = after / before over the texts it changed).
+ * Texts are counted only when `entries()` is called: the proxy reads them
+ * after the request has been forwarded (issue 19).
  */
 export class TransformLog {
-  private readonly totals = new Map<string, { before: number; after: number }>();
+  private readonly records: Array<[key: string, before: Tokens, after: Tokens]> = [];
   private readonly extra: string[] = [];
 
-  record(name: string, kind: string, before: number, after: number): void {
-    const key = `${name}:${kind}`;
-    const t = this.totals.get(key) ?? { before: 0, after: 0 };
-    t.before += before;
-    t.after += after;
-    this.totals.set(key, t);
+  constructor(private readonly count: (text: string) => number) {}
+
+  record(name: string, kind: string, before: Tokens, after: Tokens): void {
+    this.records.push([`${name}:${kind}`, before, after]);
   }
 
   /** Adds a ready-made entry (from a transform that reports its own). */
@@ -58,9 +61,16 @@ export class TransformLog {
   }
 
   entries(): string[] {
+    const totals = new Map<string, { before: number; after: number }>();
+    const tokens = (t: Tokens) => (typeof t === 'number' ? t : this.count(t));
+    for (const [key, before, after] of this.records) {
+      const t = totals.get(key) ?? { before: 0, after: 0 };
+      t.before += tokens(before);
+      t.after += tokens(after);
+      totals.set(key, t);
+    }
     const out: string[] = [];
-    for (const [key, t] of this.totals)
-      out.push(`${key}:${(t.before === 0 ? 1 : t.after / t.before).toFixed(2)}`);
+    for (const [key, t] of totals) out.push(`${key}:${(t.before === 0 ? 1 : t.after / t.before).toFixed(2)}`);
     return [...out, ...this.extra];
   }
 }
@@ -73,7 +83,7 @@ export function runPipeline(transforms: readonly Transform[], env: PipelineEnv):
     changed: new Set(),
     ccrEntries: new Map(),
     done: new Map(),
-    log: new TransformLog(),
+    log: new TransformLog((text) => env.tokenizer.countText(text)),
   };
   for (const t of transforms) {
     env.deadline?.check(t.name);

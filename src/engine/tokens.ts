@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
-import { countTokens as countO200k } from '#tokenizer/o200k';
+import * as o200k from '#tokenizer/o200k';
 import type { ChatMessage, Tokenizer } from './types.js';
 
 /**
@@ -96,7 +96,7 @@ function bounded(count: (text: string) => number): (text: string) => number {
   };
 }
 
-type CountTokens = (text: string) => number;
+type CountTokens = (text: string, options?: typeof PLAIN) => number;
 
 let cl100k: CountTokens | undefined;
 
@@ -111,11 +111,26 @@ function countCl100k(text: string): number {
     const mod = require('#tokenizer/cl100k') as { countTokens: CountTokens };
     cl100k = mod.countTokens;
   }
-  return cl100k(text);
+  return cl100k(text, PLAIN);
 }
 
+/**
+ * Special-token text (`<|endoftext|>` in a file an agent read) is plain text
+ * to the provider, and counted as such; gpt-tokenizer's default throws on it.
+ */
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
+const countO200k = (text: string): number => o200k.countTokens(text, PLAIN);
+
+/**
+ * Pre-tokens of a text (o200k_base's split), when the bundled tokenizer can
+ * find them without counting (`dist/vendor`; gpt-tokenizer itself, which the
+ * tests load, cannot). Every pre-token is at least one token.
+ */
+const chunksO200k = (o200k as { countChunks?: (text: string) => number }).countChunks;
+
 const COUNTERS: Record<EncodingName, (text: string) => number> = {
-  o200k_base: bounded((text) => countO200k(text)),
+  o200k_base: bounded(countO200k),
   cl100k_base: bounded((text) => countCl100k(text)),
 };
 
@@ -214,6 +229,7 @@ export function tokenizerFor(model: string): Tokenizer {
   const raw = COUNTERS[encoding];
   const memo = memoFor(encoding);
   const counted = countedFor(exact ? encoding : `${encoding}:estimate`);
+  const scaled = (n: number): number => (exact ? n : Math.ceil(n * ESTIMATE_FACTOR));
   const countText = (text: string): number => {
     if (text.length === 0) return 0;
     let n = memo.get(text);
@@ -221,12 +237,56 @@ export function tokenizerFor(model: string): Tokenizer {
       n = raw(text);
       memo.set(text, n);
     }
-    return exact ? n : Math.ceil(n * ESTIMATE_FACTOR);
+    return scaled(n);
+  };
+  // Every pre-token is at least one token; a text with a long run is counted in slices instead.
+  const chunks = encoding === 'o200k_base' ? chunksO200k : undefined;
+  // the router asks for the same text's bound twice in a row (is it big enough, is it worth it)
+  let lastText: string | undefined;
+  let lastChunks = 0;
+  const atLeast = (text: string): number => {
+    if (text.length === 0) return 0;
+    const n = memo.get(text);
+    if (n !== undefined) return scaled(n);
+    if (!chunks || (text.length >= LONG_RUN && mayHaveLongRun(text))) return countText(text);
+    if (text !== lastText) {
+      lastChunks = chunks(text);
+      lastText = text;
+    }
+    return scaled(lastChunks);
+  };
+  // No token is shorter than a byte of UTF-8 (nor is a slice of a long run).
+  const atMost = (text: string): number => {
+    if (text.length === 0) return 0;
+    const n = memo.get(text);
+    return scaled(n ?? Buffer.byteLength(text, 'utf8'));
   };
   return {
     encoding: exact ? encoding : 'estimate',
     exact,
     countText,
+    atLeast,
+    atMost,
+    countMessagesAtMost(messages) {
+      let total = REPLY_PRIMING;
+      for (const msg of messages) {
+        const known = counted.get(msg);
+        if (
+          known &&
+          known.content === msg.content &&
+          known.calls === msg.tool_calls &&
+          known.name === msg.name
+        ) {
+          total += known.n;
+          continue;
+        }
+        total += PER_MESSAGE + atMost(contentText(msg.content));
+        if (msg.name) total += PER_NAME + atMost(msg.name);
+        for (const call of msg.tool_calls ?? [])
+          total += PER_TOOL_CALL + atMost(call.function?.name ?? '') + atMost(call.function?.arguments ?? '');
+      }
+      return total;
+    },
     countMessages(messages) {
       let total = REPLY_PRIMING;
       for (const msg of messages) {

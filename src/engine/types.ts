@@ -58,7 +58,13 @@ export interface CompressionResult {
  * instead (principle 3: never emit a marker the model cannot redeem).
  */
 export interface EngineOutput {
+  /** Its token counts and `transforms_applied` are counted when first read (see `compressMessages`). */
   result: CompressionResult;
+  /**
+   * The context step's `transforms_applied` entries (`context:drop:...`),
+   * known without counting anything; absent from outputs made elsewhere.
+   */
+  contextTransforms?: string[];
   /** hash -> original text, for every marker in `result.messages`. */
   ccrEntries: Map<string, string>;
   /**
@@ -81,6 +87,17 @@ export interface Tokenizer {
   readonly exact: boolean;
   countText(text: string): number;
   countMessages(messages: readonly ChatMessage[]): number;
+  /**
+   * A lower bound on `countText(text)`, cheaper than counting (the exact count
+   * when it is known). Decisions that hold at a bound hold at the count, so
+   * they need the count only near their threshold (principle 4). Optional: a
+   * tokenizer without it is counted exactly.
+   */
+  atLeast?(text: string): number;
+  /** An upper bound on `countText(text)`, cheaper than counting (the exact count when known). */
+  atMost?(text: string): number;
+  /** An upper bound on `countMessages(messages)`, from `atMost` and the per-message counts known. */
+  countMessagesAtMost?(messages: readonly ChatMessage[]): number;
 }
 
 /** Memoization of per-content results across requests (principle 4). */

@@ -156,6 +156,14 @@ export interface ProxyExchange {
   responseTaps: Array<(chunk: Buffer) => void>;
   /** Called once the response has ended, before the event is emitted. */
   onFinish: Array<(ex: ProxyExchange) => void | Promise<void>>;
+  /**
+   * Fills in the event's token counts (before, after, saved, transforms),
+   * once: set by `splice`, extended by `retrieval-tool`, called by the first
+   * `onFinish` hook (or earlier by a stage that needs them after forwarding).
+   * Counting new content takes milliseconds, so it never runs before the
+   * request is forwarded (issue 19).
+   */
+  countTokens?: (() => Promise<void>) | undefined;
   /** The `request.finished` event being filled in. */
   pending: PendingEvent;
   event: RequestFinishedEvent;

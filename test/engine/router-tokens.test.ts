@@ -146,3 +146,25 @@ describe('the long-run check before counting', () => {
     expect(mayHaveLongRun(`${code}${' '.repeat(1030)}x`)).toBe(true);
   });
 });
+
+describe('cheap bounds of a count', () => {
+  it('atLeast <= countText <= atMost, exact and estimated, special-token text as plain text', () => {
+    const texts = [
+      'plain words and 12345 numbers',
+      '{"id": 17, "name": "widget", "tags": ["a", "b"]}\n'.repeat(40),
+      'héllo 世界 🎉 — ünïcödé',
+      'a <|endoftext|> b',
+      ' '.repeat(3000),
+    ];
+    for (const model of ['gpt-4o', 'claude-sonnet-4-5']) {
+      const tok = tokenizerFor(model);
+      for (const text of texts) {
+        const n = tok.countText(text);
+        expect(tok.atLeast!(text)).toBeLessThanOrEqual(n);
+        expect(tok.atMost!(text)).toBeGreaterThanOrEqual(n);
+      }
+      const messages = [{ role: 'user' as const, content: texts.join('\n') }];
+      expect(tok.countMessagesAtMost!(messages)).toBeGreaterThanOrEqual(tok.countMessages(messages));
+    }
+  });
+});

@@ -154,8 +154,9 @@ describe("o200k_base's chunker", () => {
     };
     const source = api.bytePairEncodingCoreProcessor.tokenSplitRegex;
     const regex = new RegExp(source.source, source.flags);
-    const { sumChunks } = (await import(pathToFileURL(join(VENDOR, 'o200k_base.js')).href)) as {
+    const { sumChunks, countChunks } = (await import(pathToFileURL(join(VENDOR, 'o200k_base.js')).href)) as {
       sumChunks(text: string, regex: RegExp, each: (chunk: string) => number): number;
+      countChunks(text: string): number;
     };
     const { generateSession } = await import('../../fixtures/generate.js');
     const session = JSON.stringify(generateSession(20_000, 5));
@@ -177,6 +178,11 @@ describe("o200k_base's chunker", () => {
       sumChunks(text, regex, (chunk) => chunks.push(chunk));
       expect(chunks).toEqual(regexChunks(regex, text));
       asciiChunks += chunks.length;
+      // every pre-token is at least one token: the router's lower bound
+      expect(countChunks(text)).toBe(chunks.length);
+      expect(countChunks(text)).toBeLessThanOrEqual(
+        vendored.o200k_base.countTokens(text, { disallowedSpecial: new Set() } as never),
+      );
     }
     expect(asciiChunks).toBeGreaterThan(100_000);
     for (const text of fuzz.slice(0, 3000))

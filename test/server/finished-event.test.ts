@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { messagesBody } from '../formats/bodies.js';
 import { createFakeCompress } from './fake-engine.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
+import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;
@@ -25,8 +25,10 @@ describe('request.finished: priced once, then frozen', () => {
     });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    await new Promise((r) => setTimeout(r, 20));
-    const event = svc.events.at(-1)!;
+    // emitted once the after-response work (token counts for the stats, accounting) is done
+    const events = svc.events;
+    await until(() => events.length > 0);
+    const event = events.at(-1)!;
     expect(Object.isFrozen(event)).toBe(true);
     expect(Object.isFrozen(event.usage)).toBe(true);
     // claude-sonnet-4-5 is in the shipped pricing table: the usage the upstream reported is priced

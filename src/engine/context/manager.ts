@@ -69,6 +69,9 @@ export function fitToContext(
   const { tokenizer } = deps;
   const originals = deps.originals ?? messages;
   const budget = contextBudget(options.contextLimit, options.outputReserve);
+  // Below the budget by the cheap upper bound: untouched, and counted only if asked (principle 4).
+  const atMost = budget === undefined ? 0 : (tokenizer.countMessagesAtMost?.(messages) ?? Infinity);
+  if (atMost <= (budget ?? 0)) return untouched(messages, budget, tokenizer.countMessages);
   const base = tokenizer.countMessages([]);
   const counts = messages.map((m) => messageTokens(tokenizer, m, base));
   const total = base + counts.reduce((a, b) => a + b, 0);
@@ -167,6 +170,29 @@ export function fitToContext(
     return finish(messages, originals, whole, budget, ['context:failed:integrity'], tokenizer.countMessages);
   }
   return result;
+}
+
+/** The result of a fit that leaves `messages` as they are; `tokens` is counted when read. */
+function untouched(
+  messages: readonly ChatMessage[],
+  budget: number | undefined,
+  count: (m: readonly ChatMessage[]) => number,
+): FitResult {
+  let tokens: number | undefined;
+  const fit: Omit<FitResult, 'tokens'> = {
+    messages: [...messages],
+    messageOrigin: messages.map((_, i) => i),
+    changed: new Set(),
+    ccrEntries: new Map(),
+    transforms: [],
+    observations: [],
+    dropped: [],
+    budget,
+  };
+  return Object.defineProperty(fit, 'tokens', {
+    enumerable: true,
+    get: () => (tokens ??= count(messages)),
+  }) as FitResult;
 }
 
 /**

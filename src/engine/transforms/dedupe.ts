@@ -33,8 +33,11 @@ export function createDedupeTransform(references = false): Transform {
           firstSeen.set(hash, msg.tool_call_id ?? `message ${i}`);
           return;
         }
-        const before = env.tokenizer.countText(text);
-        if (before < SMALL_OUTPUT_TOKENS) return;
+        if (
+          (env.tokenizer.atLeast?.(text) ?? env.tokenizer.countText(text)) < SMALL_OUTPUT_TOKENS &&
+          env.tokenizer.countText(text) < SMALL_OUTPUT_TOKENS
+        )
+          return;
         const marker = references
           ? formatIdenticalTo(first)
           : formatMarker({
@@ -46,7 +49,7 @@ export function createDedupeTransform(references = false): Transform {
         state.messages[i] = withTexts(msg, new Map([[units[0]!.part, marker]]));
         if (!references) state.ccrEntries.set(hash, text);
         markDone(state, i, units[0]!.part);
-        state.log.record('dedupe', 'tool', before, env.tokenizer.countText(marker));
+        state.log.record('dedupe', 'tool', text, marker);
       });
     },
   };

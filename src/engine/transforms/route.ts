@@ -16,7 +16,7 @@ import { isCompressible, textUnits, withTexts } from '../messages.js';
 import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
 import { detectContentType, type ToolKind, toolKind } from '../router.js';
 import { ENGINE_VERSION, MIN_SAVED_TOKENS, MIN_SAVINGS_RATIO, SMALL_OUTPUT_TOKENS } from '../settings.js';
-import type { ChatMessage, ToolCall } from '../types.js';
+import type { ChatMessage, Tokenizer, ToolCall } from '../types.js';
 
 interface UnitResult {
   type: ContentType;
@@ -33,8 +33,8 @@ interface Routed {
   /** The message as routed (the input itself when nothing changed). */
   out: ChatMessage;
   parts: number[];
-  /** `[type, tokens before, tokens after]` per compressed text. */
-  records: Array<[ContentType, number, number]>;
+  /** `[type, text before, text after]` per compressed text (counted when the stats are read). */
+  records: Array<[ContentType, string, string]>;
   /** CCR entries `[hash, original]` of its lossy markers. */
   ccr: Array<[string, string]>;
 }
@@ -62,6 +62,29 @@ function replay(state: PipelineState, i: number, outcome: Routed): void {
 /** True when a compressed form saves enough to be worth using. */
 export function worthIt(before: number, after: number): boolean {
   return before - after >= Math.max(MIN_SAVED_TOKENS, before * MIN_SAVINGS_RATIO);
+}
+
+/**
+ * `worthIt` of the two texts' token counts, counting the original only when
+ * a lower bound of its count does not settle it: `worthIt` grows with
+ * `before`, so if it holds for a lower bound it holds for the count. The
+ * same decision as counting both; the compressed text, a fraction of the
+ * original, is counted exactly (an upper bound of it is too loose to settle
+ * anything). The original's count is left for the stats, read after the
+ * request is forwarded (issue 19).
+ */
+function worthItFor(before: string, after: string, tokenizer: Tokenizer): boolean {
+  const afterTokens = tokenizer.countText(after);
+  const low = tokenizer.atLeast?.(before);
+  if (low !== undefined && worthIt(low, afterTokens)) return true;
+  return worthIt(tokenizer.countText(before), afterTokens);
+}
+
+/** True when `text` has at least `SMALL_OUTPUT_TOKENS` tokens, counted only when its lower bound has fewer. */
+function bigEnough(text: string, tokenizer: Tokenizer): boolean {
+  if (text.length < SMALL_OUTPUT_TOKENS) return false;
+  if ((tokenizer.atLeast?.(text) ?? 0) >= SMALL_OUTPUT_TOKENS) return true;
+  return tokenizer.countText(text) >= SMALL_OUTPUT_TOKENS;
 }
 
 /** How the router compresses: `lossy` (the default) or `lossless` (`--lossless`). */
@@ -106,14 +129,13 @@ function compressByKind(
 
 function compressUnit(
   text: string,
-  before: number,
   ctx: CompressContext,
-  countText: (t: string) => number,
+  tokenizer: Tokenizer,
   kind: ToolKind | undefined,
   mode: RouteMode,
 ): UnitResult {
   const { type, res } = mode === 'lossless' ? compressLossless(text, ctx) : compressByKind(text, kind, ctx);
-  if (!res || !worthIt(before, countText(res.text))) return { type, text: null, lossy: false };
+  if (!res || !worthItFor(text, res.text, tokenizer)) return { type, text: null, lossy: false };
   return { type, text: res.text, lossy: res.lossy };
 }
 
@@ -159,7 +181,6 @@ export function createRouteTransform(mode: RouteMode): Transform {
     name: 'router',
     run(state: PipelineState, env: PipelineEnv): void {
       const { tokenizer, history, memo } = env;
-      const countText = (t: string) => tokenizer.countText(t);
       let calls: Map<string, { at: number; call: ToolCall }> | undefined;
       const lazyCalls = () => (calls ??= callsById(env.input));
       env.input.forEach((msg, i) => {
@@ -185,9 +206,7 @@ export function createRouteTransform(mode: RouteMode): Transform {
         let capScale: number | undefined;
         for (const unit of textUnits(msg)) {
           if (state.done.get(i)?.has(unit.part)) continue;
-          if (unit.text.length < SMALL_OUTPUT_TOKENS) continue;
-          const before = countText(unit.text);
-          if (before < SMALL_OUTPUT_TOKENS) continue;
+          if (!bigEnough(unit.text, tokenizer)) continue;
           const key = memo
             ? `svc-router:${ENGINE_VERSION}:${mode}:${tokenizer.encoding}:${history.prefixKey(i)}:${unit.part}`
             : '';
@@ -209,14 +228,14 @@ export function createRouteTransform(mode: RouteMode): Transform {
               firstSight: true,
               ...(capScale !== 1 ? { capScale } : {}),
             };
-            result = compressUnit(unit.text, before, ctx, countText, kindOf(msg, i, lazyCalls), mode);
+            result = compressUnit(unit.text, ctx, tokenizer, kindOf(msg, i, lazyCalls), mode);
             memo?.set(key, JSON.stringify(result));
           }
           if (result.text === null) continue;
           replaced.set(unit.part, result.text);
           if (result.lossy) outcome.ccr.push([hash, unit.text]);
           outcome.parts.push(unit.part);
-          outcome.records.push([result.type, before, countText(result.text)]);
+          outcome.records.push([result.type, unit.text, result.text]);
         }
         if (replaced.size > 0) outcome.out = withTexts(state.messages[i]!, replaced);
         if (fresh) {

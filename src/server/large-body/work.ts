@@ -187,6 +187,8 @@ export class LargeBodyWork {
     const original = ex.outBody;
     const done = async () => undefined;
     await compressStage.run(ex, () => spliceStage.run(ex, () => retrievalToolStage.run(ex, done)));
+    // the stats' token counts, which in process wait for the response: here, off the main thread
+    await ex.countTokens?.();
     // the shape of the request as sent, for the cache-aware estimate (the messages' counts are memoized by now)
     const parsed = ex.parsed;
     const shape =

@@ -130,21 +130,29 @@ export const spliceStage: ProxyStage = {
     if (output && parsed && format && text !== undefined) {
       try {
         const spliced = spliceRequest(format, text, parsed, output, ex.hints);
-        const r = output.result;
-        // The whole request: the messages (system prompt included) and the tool definitions,
-        // which svc forwards unchanged (docs/stats.md).
-        const tools = await toolTokens(parsed);
-        ex.event.tokensBefore = r.tokens_before + tools;
         if (spliced !== undefined) {
           ex.outBody = Buffer.from(spliced, 'utf8');
           ex.spliced = { body: ex.outBody, text: spliced };
           ex.outEncoding = undefined;
-          ex.event.tokensAfter = r.tokens_after + tools;
-          ex.event.tokensSaved = r.tokens_saved;
-          ex.event.transforms = r.transforms_applied;
-        } else {
-          ex.event.tokensAfter = r.tokens_before + tools;
         }
+        // The whole request: the messages (system prompt included) and the tool definitions,
+        // which svc forwards unchanged (docs/stats.md). Counted once the request is forwarded.
+        const r = output.result;
+        ex.countTokens = runOnce(async () => {
+          try {
+            const tools = await toolTokens(parsed);
+            ex.event.tokensBefore = r.tokens_before + tools;
+            if (spliced !== undefined) {
+              ex.event.tokensAfter = r.tokens_after + tools;
+              ex.event.tokensSaved = r.tokens_saved;
+              ex.event.transforms = r.transforms_applied;
+            } else ex.event.tokensAfter = r.tokens_before + tools;
+          } catch (err) {
+            ex.event.tokensBefore = 0;
+            ex.ctx.logger.error('token counts for the stats failed', { path: ex.path, error: String(err) });
+          }
+        });
+        ex.onFinish.unshift(() => ex.countTokens?.());
       } catch (err) {
         ex.event.tokensBefore = 0;
         failOpen(ex, err, 'compressed request could not be spliced');
@@ -153,6 +161,15 @@ export const spliceStage: ProxyStage = {
     return next();
   },
 };
+
+/** `f`, run at most once: later calls share the first call's promise. */
+export function runOnce(f: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => {
+    running ??= f();
+    return running;
+  };
+}
 
 /** Calls the upstream with `ex.outBody`. */
 export const forwardStage: ProxyStage = {

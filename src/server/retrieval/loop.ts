@@ -7,6 +7,7 @@ import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { type SseEvent, type SseUsageReader, sseEvents } from '../../formats/index.js';
 import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
+import { runOnce } from '../proxy/stages.js';
 import {
   answerCalls,
   appendRetrievalTurn,
@@ -100,7 +101,13 @@ export const retrievalToolStage: ProxyStage = {
     // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
     const marked = () =>
       (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(text);
-    if (!offersRetrieval(ex.json, spliced && contextCutIn(ex.output?.result.transforms_applied), marked))
+    if (
+      !offersRetrieval(
+        ex.json,
+        spliced && contextCutIn(ex.output?.contextTransforms ?? ex.output?.result.transforms_applied),
+        marked,
+      )
+    )
       return next();
     // another stage (or the client) may have offered it already
     const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
@@ -124,11 +131,18 @@ export const retrievalToolStage: ProxyStage = {
     ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.retrieval = { text: withTool, format };
-    if (edit && ex.event.tokensBefore > 0) {
-      // The inserted tool definition is part of the request as forwarded (docs/stats.md).
-      const added = await insertedToolTokens(ex, edit.insert);
-      ex.event.tokensAfter += added;
-      ex.event.tokensAdded = added;
+    if (edit) {
+      // The inserted tool definition is part of the request as forwarded (docs/stats.md);
+      // counted with the rest, after forwarding.
+      const counted = ex.countTokens;
+      ex.countTokens = runOnce(async () => {
+        await counted?.();
+        if (ex.event.tokensBefore <= 0) return;
+        const added = await insertedToolTokens(ex, edit.insert);
+        ex.event.tokensAfter += added;
+        ex.event.tokensAdded = added;
+      });
+      if (!counted) ex.onFinish.unshift(() => ex.countTokens?.());
     }
     return next();
   },
