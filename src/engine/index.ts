@@ -1,3 +1,4 @@
+import { endParseCall } from './compressors/json-parse.js';
 import { intelligentContextStep } from './context/step.js';
 import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
@@ -83,6 +84,14 @@ export function compressMessages(
   options: EngineOptions,
   deps: EngineDeps = {},
 ): EngineOutput {
+  try {
+    return compressInCall(messages, options, deps);
+  } finally {
+    endParseCall();
+  }
+}
+
+function compressInCall(messages: ChatMessage[], options: EngineOptions, deps: EngineDeps): EngineOutput {
   const tokenizer = deps.tokenizer ?? tokenizerFor(options.model);
   const deadline = deadlineOf(options.deadline, deps.clock);
   const env: PipelineEnv = {

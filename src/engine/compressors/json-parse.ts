@@ -56,24 +56,67 @@ export function parseJsonLines(lines: readonly string[]): unknown[] | null {
   return values.length >= 2 ? values : null;
 }
 
+/**
+ * Results of `parseJsonContent` during one engine call, by text: the router
+ * detects a type by parsing, the JSON compressor parses the same output, and
+ * the history scans parse it again for later messages. Parsed values are
+ * never modified (compressors build new ones). Emptied by the engine when its
+ * call ends, so nothing is kept between requests.
+ */
+const parsedInCall = new Map<string, ParsedJson | null>();
+const PARSED_IN_CALL_MAX = 256;
+const PARSED_IN_CALL_MAX_CHARS = 4 * 1024 * 1024;
+
+/** Forgets the texts parsed during the engine call that ends (`compressMessages`). */
+export function endParseCall(): void {
+  parsedInCall.clear();
+}
+
 /** Recognizes JSON content; null when the text is not JSON. */
 export function parseJsonContent(text: string): ParsedJson | null {
+  const known = parsedInCall.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseUncached(text);
+  if (text.length <= PARSED_IN_CALL_MAX_CHARS && parsedInCall.size < PARSED_IN_CALL_MAX)
+    parsedInCall.set(text, parsed);
+  return parsed;
+}
+
+/** Where line `k` (0-based) of `text` starts, or -1 when it has fewer lines. */
+function lineStart(text: string, k: number): number {
+  let at = 0;
+  for (let n = 0; n < k; n++) {
+    const nl = text.indexOf('\n', at);
+    if (nl === -1) return -1;
+    at = nl + 1;
+  }
+  return at;
+}
+
+/** True when the first line with content opens an object or array (JSON Lines can only start so). */
+function firstLineOpens(text: string): boolean {
+  const m = /\S/.exec(text);
+  return m !== null && (m[0] === '{' || m[0] === '[');
+}
+
+function parseUncached(text: string): ParsedJson | null {
   const whole = tryParse(text);
   if (whole.ok) return { preamble: '', value: whole.value, shape: 'document' };
-  const lines = text.split('\n');
-  for (let k = 1; k <= MAX_PREAMBLE_LINES && k < lines.length; k++) {
-    const head = lines.slice(0, k);
-    if (head.some((l) => l.length > 200 || /^\s*[{[]/.test(l))) break;
-    const rest = lines.slice(k).join('\n');
-    const r = tryParse(rest);
+  const head = text.split('\n', MAX_PREAMBLE_LINES + 1);
+  for (let k = 1; k <= MAX_PREAMBLE_LINES && k < head.length; k++) {
+    const first = head.slice(0, k);
+    if (first.some((l) => l.length > 200 || /^\s*[{[]/.test(l))) break;
+    const r = tryParse(text.slice(lineStart(text, k)));
     if (r.ok)
       return {
-        preamble: `${head.join('\n')}\n`,
+        preamble: `${first.join('\n')}\n`,
         value: r.value,
         shape: 'document',
       };
   }
-  const jl = parseJsonLines(lines);
+  // JSON Lines: every line with content an object or array, so the first one too
+  if (!firstLineOpens(text)) return null;
+  const jl = parseJsonLines(text.split('\n'));
   if (jl) return { preamble: '', value: jl, shape: 'lines' };
   return null;
 }
