@@ -1,4 +1,4 @@
-import { endParseCall } from './compressors/json-parse.js';
+import { beginParseCall, endParseCall } from './compressors/json-parse.js';
 import { intelligentContextStep } from './context/step.js';
 import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
@@ -84,6 +84,7 @@ export function compressMessages(
   options: EngineOptions,
   deps: EngineDeps = {},
 ): EngineOutput {
+  beginParseCall();
   try {
     return compressInCall(messages, options, deps);
   } finally {

@@ -67,13 +67,22 @@ const parsedInCall = new Map<string, ParsedJson | null>();
 const PARSED_IN_CALL_MAX = 256;
 const PARSED_IN_CALL_MAX_CHARS = 4 * 1024 * 1024;
 
-/** Forgets the texts parsed during the engine call that ends (`compressMessages`). */
+let callDepth = 0;
+
+/** Starts an engine call (`compressMessages`): texts parsed until it ends are parsed once. */
+export function beginParseCall(): void {
+  callDepth += 1;
+}
+
+/** Ends it: the texts parsed during it are forgotten. */
 export function endParseCall(): void {
-  parsedInCall.clear();
+  callDepth = Math.max(0, callDepth - 1);
+  if (callDepth === 0) parsedInCall.clear();
 }
 
 /** Recognizes JSON content; null when the text is not JSON. */
 export function parseJsonContent(text: string): ParsedJson | null {
+  if (callDepth === 0) return parseUncached(text);
   const known = parsedInCall.get(text);
   if (known !== undefined) return known;
   const parsed = parseUncached(text);

@@ -1,5 +1,5 @@
 import { lruOfEntries } from '../../lru.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../compressors/json-parse.js';
+import { parseJsonContent } from '../compressors/json-parse.js';
 import { contentHash } from '../hash.js';
 import { contentText } from '../tokens.js';
 import type { ChatMessage } from '../types.js';
@@ -41,15 +41,18 @@ function describe(value: unknown, depth: number, fields: Set<string>): string {
   return typeof value;
 }
 
+/**
+ * A whole JSON document's field names and value types, or `text`. Parsed by
+ * `parseJsonContent` (the same trim, depth limit and `JSON.parse`), whose
+ * result the router's detection and compressors share within an engine call.
+ */
 function signature(text: string): { sig: string; fields: string[] } {
-  const trimmed = text.trim();
-  if (trimmed.length <= MAX_PARSE && /^[[{]/.test(trimmed) && !nestsDeeperThan(trimmed, MAX_JSON_DEPTH)) {
-    try {
+  if (text.length <= MAX_PARSE || text.trim().length <= MAX_PARSE) {
+    const parsed = parseJsonContent(text);
+    if (parsed && parsed.shape === 'document' && parsed.preamble === '') {
       const fields = new Set<string>();
-      const sig = describe(JSON.parse(trimmed), 0, fields);
+      const sig = describe(parsed.value, 0, fields);
       return { sig: `json:${sig}`, fields: [...fields].sort() };
-    } catch {
-      // not JSON: falls through to text
     }
   }
   return { sig: 'text', fields: [] };
