@@ -211,11 +211,14 @@ export function encode(text, options) {
 export function decode(tokens) {
   return load().decode(tokens);
 }
-/** How many pre-tokens (chunks of the split) a text has, special-token text as plain text: at most its count. */
-export function countChunks(text) {
+/**
+ * How many pre-tokens (chunks of the split) a text has, special-token text as plain text: at most
+ * its count. Stops counting at 'enough' when given.
+ */
+export function countChunks(text, enough) {
   const split = load().bytePairEncodingCoreProcessor.tokenSplitRegex;
   chunkRegex ??= new RegExp(split.source, split.flags);
-  return sumChunks(text, chunkRegex, one);
+  return sumChunks(text, chunkRegex, one, enough);
 }
 const one = () => 1;
 let chunkRegex;

@@ -129,13 +129,14 @@ export function nextChunkEnd(text, p) {
 
 /**
  * Calls `each(chunk)` for every chunk of `text` as `regex` (o200k_base's split regex, global)
- * would match them, and returns the sum of what it returns.
+ * would match them, and returns the sum of what it returns; stops early once the sum reaches
+ * `enough`.
  */
-export function sumChunks(text, regex, each) {
+export function sumChunks(text, regex, each, enough = Number.POSITIVE_INFINITY) {
   let total = 0;
   let p = 0;
   const n = text.length;
-  while (p < n) {
+  while (p < n && total < enough) {
     let end = nextChunkEnd(text, p);
     if (end < 0) {
       regex.lastIndex = p;

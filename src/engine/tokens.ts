@@ -127,7 +127,7 @@ const countO200k = (text: string): number => o200k.countTokens(text, PLAIN);
  * find them without counting (`dist/vendor`; gpt-tokenizer itself, which the
  * tests load, cannot). Every pre-token is at least one token.
  */
-const chunksO200k = (o200k as { countChunks?: (text: string) => number }).countChunks;
+const chunksO200k = (o200k as { countChunks?: (text: string, enough?: number) => number }).countChunks;
 
 const COUNTERS: Record<EncodingName, (text: string) => number> = {
   o200k_base: bounded(countO200k),
@@ -244,13 +244,16 @@ export function tokenizerFor(model: string): Tokenizer {
   // the router asks for the same text's bound twice in a row (is it big enough, is it worth it)
   let lastText: string | undefined;
   let lastChunks = 0;
-  const atLeast = (text: string): number => {
+  let lastEnough = 0;
+  const atLeast = (text: string, enough = Number.POSITIVE_INFINITY): number => {
     if (text.length === 0) return 0;
     const n = memo.get(text);
     if (n !== undefined) return scaled(n);
     if (!chunks || (text.length >= LONG_RUN && mayHaveLongRun(text))) return countText(text);
-    if (text !== lastText) {
-      lastChunks = chunks(text);
+    // the last answer stands if it was complete (below its cap) or already reaches this one
+    if (text !== lastText || (lastChunks >= lastEnough && lastChunks < enough)) {
+      lastChunks = chunks(text, enough);
+      lastEnough = enough;
       lastText = text;
     }
     return scaled(lastChunks);

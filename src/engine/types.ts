@@ -90,10 +90,11 @@ export interface Tokenizer {
   /**
    * A lower bound on `countText(text)`, cheaper than counting (the exact count
    * when it is known). Decisions that hold at a bound hold at the count, so
-   * they need the count only near their threshold (principle 4). Optional: a
-   * tokenizer without it is counted exactly.
+   * they need the count only near their threshold (principle 4). With
+   * `enough`, it may stop at `enough` (a bound of at least `enough` is all the
+   * caller needs). Optional: a tokenizer without it is counted exactly.
    */
-  atLeast?(text: string): number;
+  atLeast?(text: string, enough?: number): number;
   /** An upper bound on `countText(text)`, cheaper than counting (the exact count when known). */
   atMost?(text: string): number;
   /** An upper bound on `countMessages(messages)`, from `atMost` and the per-message counts known. */

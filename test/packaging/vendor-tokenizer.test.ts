@@ -156,7 +156,7 @@ describe("o200k_base's chunker", () => {
     const regex = new RegExp(source.source, source.flags);
     const { sumChunks, countChunks } = (await import(pathToFileURL(join(VENDOR, 'o200k_base.js')).href)) as {
       sumChunks(text: string, regex: RegExp, each: (chunk: string) => number): number;
-      countChunks(text: string): number;
+      countChunks(text: string, enough?: number): number;
     };
     const { generateSession } = await import('../../fixtures/generate.js');
     const session = JSON.stringify(generateSession(20_000, 5));
@@ -180,6 +180,8 @@ describe("o200k_base's chunker", () => {
       asciiChunks += chunks.length;
       // every pre-token is at least one token: the router's lower bound
       expect(countChunks(text)).toBe(chunks.length);
+      // with a cap it stops there: at least the cap, or all of them when there are fewer
+      expect(countChunks(text, 5)).toBe(Math.min(chunks.length, 5));
       expect(countChunks(text)).toBeLessThanOrEqual(
         vendored.o200k_base.countTokens(text, { disallowedSpecial: new Set() } as never),
       );

@@ -75,7 +75,11 @@ export function worthIt(before: number, after: number): boolean {
  */
 function worthItFor(before: string, after: string, tokenizer: Tokenizer): boolean {
   const afterTokens = tokenizer.countText(after);
-  const low = tokenizer.atLeast?.(before);
+  // worthIt(b, a) holds from b = max(a + MIN_SAVED_TOKENS, a / (1 - MIN_SAVINGS_RATIO)) on (one
+  // more for rounding): a bound that reaches it settles it, so counting pre-tokens may stop there
+  const enough =
+    Math.ceil(Math.max(afterTokens + MIN_SAVED_TOKENS, afterTokens / (1 - MIN_SAVINGS_RATIO))) + 1;
+  const low = tokenizer.atLeast?.(before, enough);
   if (low !== undefined && worthIt(low, afterTokens)) return true;
   return worthIt(tokenizer.countText(before), afterTokens);
 }
@@ -83,7 +87,7 @@ function worthItFor(before: string, after: string, tokenizer: Tokenizer): boolea
 /** True when `text` has at least `SMALL_OUTPUT_TOKENS` tokens, counted only when its lower bound has fewer. */
 function bigEnough(text: string, tokenizer: Tokenizer): boolean {
   if (text.length < SMALL_OUTPUT_TOKENS) return false;
-  if ((tokenizer.atLeast?.(text) ?? 0) >= SMALL_OUTPUT_TOKENS) return true;
+  if ((tokenizer.atLeast?.(text, SMALL_OUTPUT_TOKENS) ?? 0) >= SMALL_OUTPUT_TOKENS) return true;
   return tokenizer.countText(text) >= SMALL_OUTPUT_TOKENS;
 }
 
