@@ -165,10 +165,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: 'memo-max-bytes',
     env: 'SERVICE_MEMO_MAX_BYTES',
     kind: 'integer',
-    default: 64 * 1024 * 1024,
+    default: 16 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      'memory of the in-process memos (engine results 1/2, reused body parses 3/8, token counts 1/8), estimated bytes; LRU past it',
+      'memory of the in-process memos (engine results 5/16, reused body parses 6/16, token counts 2/16, content hashes 1/16, history scans 2/16), estimated bytes as V8 keeps them; LRU past it',
     commands: SERVE,
   },
   {
