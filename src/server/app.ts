@@ -21,7 +21,7 @@ import type { RoutePlugin, ServerContext } from './context.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
-import { collectWhenIdle } from './idle-gc.js';
+import { boundYoungGeneration, collectWhenIdle } from './idle-gc.js';
 import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
@@ -148,6 +148,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       ctx.onClose.push(() => pool.close());
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
+    boundYoungGeneration();
     collectWhenIdle(ctx);
   } catch (err) {
     await store?.close();

@@ -56,6 +56,23 @@ function withExposedGc(make: (gc: () => void) => () => void): (() => void) | und
 }
 
 /**
+ * Keeps V8's young generation at its initial size (1 MB semi-spaces) instead
+ * of letting it grow to 16 MB ones under load: once grown, V8 keeps the
+ * 32 MB committed after the load (a full collection does not shrink it), and
+ * the server's RSS with it (issue 19: ~50 MB of the growth after 30 s of
+ * ~91k-token bodies). Objects that outlive a request are promoted a little
+ * sooner; measured, the CPU per request did not change (`node bench/perf.js`).
+ * Set at run time (`--max-semi-space-size` could only be given to node).
+ */
+export function boundYoungGeneration(): void {
+  try {
+    setFlagsFromString('--semi-space-growth-factor=1');
+  } catch {
+    // a V8 without the flag: the young generation grows as it does by default
+  }
+}
+
+/**
  * One idle collection (`idleCollection`) when the server goes idle after work (issue 19):
  * V8 collects its old generation only under allocation pressure, so after a
  * burst of large requests the garbage they left (hundreds of MB after 30 s of
