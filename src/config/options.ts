@@ -179,7 +179,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 256 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      "the server's in-memory CCR store (without --store): maximum characters of originals kept; least recently used leave first",
+      "the server's in-memory CCR store (without --store): maximum estimated bytes of originals kept (as V8 keeps them: one byte a Latin-1 character, else two); least recently used leave first",
     commands: SERVE,
   },
   {
