@@ -70,26 +70,33 @@ export function engineMemoBytes(): Record<EngineMemoName, number> {
 
 /** How `--memo-max-bytes` is shared by the memos of a process (or of the large-body worker). */
 export interface MemoShares {
-  /** Per-content engine results (`createEngineMemo`): 5/16. */
+  /** Per-content engine results (`createEngineMemo`): 4/16. */
   engineResults: number;
-  /** Reused body parses (`PrefixParser`): 6/16. */
+  /** Reused body parses (`PrefixParser`): 7/16. */
   bodyParses: number;
-  /** Characters of the token-count memo (tokens.ts counts characters; at most two bytes each): 2/16 in bytes. */
+  /** Characters of the token-count memo (tokens.ts counts characters; at most two bytes each): 1/16 in bytes. */
   tokenCountChars: number;
   /** Content hashes (hash.ts): 1/16. */
   contentHashes: number;
-  /** History scans (history.ts): 2/16. */
+  /** History scans (history.ts): 3/16. */
   historyScans: number;
 }
 
+/**
+ * The shares, from what a conversation of ~91k tokens takes (Claude Code
+ * shaped, `bench/memory.js`): its body parse ~1.3 MB, its history scans
+ * ~0.6 MB, its engine results and hashes far less (they are per content, and
+ * content repeats across conversations). 16 MiB keeps about five such
+ * conversations' parses and scans.
+ */
 export function memoShares(maxBytes: number): MemoShares {
   const part = maxBytes / 16;
   return {
-    engineResults: 5 * part,
-    bodyParses: 6 * part,
-    tokenCountChars: part,
+    engineResults: 4 * part,
+    bodyParses: 7 * part,
+    tokenCountChars: part / 2,
     contentHashes: part,
-    historyScans: 2 * part,
+    historyScans: 3 * part,
   };
 }
 
