@@ -168,7 +168,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 16 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      'memory of the in-process memos (engine results 4/16, reused body parses 7/16, token counts 1/16, content hashes 1/16, history scans 3/16), estimated bytes as V8 keeps them; LRU past it',
+      'memory of the in-process memos (engine results 2/16, reused body parses 8/16, token counts 1/16, content hashes 1/16, history scans 4/16), estimated bytes as V8 keeps them; LRU past it',
     commands: SERVE,
   },
   {

@@ -70,15 +70,15 @@ export function engineMemoBytes(): Record<EngineMemoName, number> {
 
 /** How `--memo-max-bytes` is shared by the memos of a process (or of the large-body worker). */
 export interface MemoShares {
-  /** Per-content engine results (`createEngineMemo`): 4/16. */
+  /** Per-content engine results (`createEngineMemo`): 2/16. */
   engineResults: number;
-  /** Reused body parses (`PrefixParser`): 7/16. */
+  /** Reused body parses (`PrefixParser`): 8/16. */
   bodyParses: number;
   /** Characters of the token-count memo (tokens.ts counts characters; at most two bytes each): 1/16 in bytes. */
   tokenCountChars: number;
   /** Content hashes (hash.ts): 1/16. */
   contentHashes: number;
-  /** History scans (history.ts): 3/16. */
+  /** History scans (history.ts): 4/16. */
   historyScans: number;
 }
 
@@ -86,17 +86,21 @@ export interface MemoShares {
  * The shares, from what a conversation of ~91k tokens takes (Claude Code
  * shaped, `bench/memory.js`): its body parse ~1.3 MB, its history scans
  * ~0.6 MB, its engine results and hashes far less (they are per content, and
- * content repeats across conversations). 16 MiB keeps about five such
- * conversations' parses and scans.
+ * content repeats across conversations: 10 such conversations held
+ * about 1 MB of results). 16 MiB keeps the parses and scans of about six
+ * such conversations; a server with more long conversations going at once
+ * needs more (each request of a conversation that fell out re-parses and
+ * re-scans its history: 10 concurrent ~91k conversations ran at 0.4 times
+ * the requests/s with 16 MiB as with 64 MiB, `bench/memory.js --mode session`).
  */
 export function memoShares(maxBytes: number): MemoShares {
   const part = maxBytes / 16;
   return {
-    engineResults: 4 * part,
-    bodyParses: 7 * part,
+    engineResults: 2 * part,
+    bodyParses: 8 * part,
     tokenCountChars: part / 2,
     contentHashes: part,
-    historyScans: 3 * part,
+    historyScans: 4 * part,
   };
 }
 

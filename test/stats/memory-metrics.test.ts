@@ -102,10 +102,10 @@ describe('service_memory_bytes in /metrics', () => {
     expect(40 * conversation(0).length).toBeGreaterThan(memoMax);
     expect(busy.content_hashes).toBeGreaterThan(0);
     expect(busy.history_scans).toBeGreaterThan(0);
-    expect(busy.engine_memo).toBeLessThanOrEqual((memoMax * 4) / 16);
-    expect(busy.body_parses).toBeLessThanOrEqual((memoMax * 7) / 16);
+    expect(busy.engine_memo).toBeLessThanOrEqual((memoMax * 2) / 16);
+    expect(busy.body_parses).toBeLessThanOrEqual((memoMax * 8) / 16);
     expect(busy.token_counts).toBeLessThanOrEqual(memoMax / 16);
     expect(busy.content_hashes).toBeLessThanOrEqual(memoMax / 16);
-    expect(busy.history_scans).toBeLessThanOrEqual((memoMax * 3) / 16);
+    expect(busy.history_scans).toBeLessThanOrEqual((memoMax * 4) / 16);
   });
 });
