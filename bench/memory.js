@@ -6,7 +6,12 @@
  * `service_memory_bytes{part}` every few seconds through a sustained load of
  * ~91k-token bodies at c=10 and then an idle period, and prints the samples.
  *
- *   node bench/memory.js [--load S] [--idle S] [--mode fresh|same|session] [--baseline] [-- svc serve flags...]
+ *   node bench/memory.js [--quick] [--load S] [--idle S] [--mode fresh|same|session] [--baseline]
+ *                        [--every S] [--node-options OPTS] [--signal SIG] [-- svc serve flags...]
+ *
+ * Defaults: 30 s of load, 30 s idle (`--quick`: 8 and 8), a sample every 5 s.
+ * `--node-options --heapsnapshot-signal=SIGUSR2 --signal SIGUSR2` writes a
+ * heap snapshot of the server at the end (into the current directory).
  *
  * fresh: every request a new conversation; same: the same body again;
  * session: conversations of several turns (each request the previous one plus
@@ -27,8 +32,9 @@ const dd = argv.indexOf('--');
 const own = dd === -1 ? argv : argv.slice(0, dd);
 const extra = dd === -1 ? [] : argv.slice(dd + 1);
 const opt = (f, d) => (own.indexOf(f) === -1 ? d : own[own.indexOf(f) + 1]);
-const LOAD_S = Number(opt('--load', 30));
-const IDLE_S = Number(opt('--idle', 30));
+const QUICK = own.includes('--quick');
+const LOAD_S = Number(opt('--load', QUICK ? 8 : 30));
+const IDLE_S = Number(opt('--idle', QUICK ? 8 : 30));
 const MODE = opt('--mode', 'fresh');
 const BASELINE = own.includes('--baseline');
 const EVERY_S = Number(opt('--every', 5));

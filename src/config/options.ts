@@ -168,7 +168,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 16 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      'memory of the in-process memos (engine results 2/16, reused body parses 8/16, token counts 1/16, content hashes 1/16, history scans 4/16), estimated bytes as V8 keeps them; LRU past it',
+      'memory of the in-process memos (engine results, body parses, token counts, content hashes, history scans: docs/stats.md), estimated bytes; LRU past it',
     commands: SERVE,
   },
   {
@@ -179,7 +179,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 256 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      "the server's in-memory CCR store (without --store): maximum estimated bytes of originals kept (as V8 keeps them: one byte a Latin-1 character, else two); least recently used leave first",
+      "the server's in-memory CCR store (without --store): maximum estimated bytes of originals kept; least recently used leave first",
     commands: SERVE,
   },
   {
