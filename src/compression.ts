@@ -5,6 +5,7 @@ import type { Config } from './config/options.js';
 import type { ToinAdvice } from './engine/context/types.js';
 import { parseScoreWeights } from './engine/context/weights.js';
 import type { EngineDeps, EngineOptions } from './engine/index.js';
+import { ENTRY_OVERHEAD, stringBytes } from './engine/memo-budget.js';
 import type { ChatMessage, ContentMemo, EngineOutput } from './engine/types.js';
 import { isSvcError, SvcError } from './errors.js';
 
@@ -51,11 +52,15 @@ export async function countRequestText(model: string, text: string): Promise<num
   return (await lazyEngine.load()).tokenizerFor(model).countText(text);
 }
 
-/** A memo of per-content engine results shared by all requests, bounded by size (principle 4). */
-export function createEngineMemo(maxChars = 64 * 1024 * 1024): ContentMemo {
+/**
+ * A memo of per-content engine results shared by all requests, bounded by
+ * their estimated bytes (keys and results as V8 stores them, and the
+ * entries; principle 4).
+ */
+export function createEngineMemo(maxBytes = 64 * 1024 * 1024): ContentMemo {
   return new LRUCache<string, string>({
-    maxSize: maxChars,
-    sizeCalculation: (v, k) => v.length + k.length + 1,
+    maxSize: maxBytes,
+    sizeCalculation: (v, k) => stringBytes(v) + stringBytes(k) + ENTRY_OVERHEAD,
   });
 }
 

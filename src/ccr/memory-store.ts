@@ -1,9 +1,13 @@
 import { LRUCache } from 'lru-cache';
+import { ENTRY_OVERHEAD, stringBytes } from '../engine/memo-budget.js';
 import { SvcError } from '../errors.js';
 import type { CcrStore } from './store.js';
 
 export interface MemoryCcrStoreOptions {
-  /** Maximum total size in UTF-16 code units. Default 256 Mi. */
+  /**
+   * Maximum estimated bytes (originals as V8 keeps them: one byte a character
+   * when all are Latin-1, else two; and the entries). Default 256 MiB.
+   */
   maxSize?: number;
   /** Time to live in ms. Default 24 h. */
   ttlMs?: number;
@@ -17,7 +21,7 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrSt
   const maxSize = options.maxSize ?? 256 * 1024 * 1024;
   const cache = new LRUCache<string, string>({
     maxSize,
-    sizeCalculation: (value) => Math.max(1, value.length),
+    sizeCalculation: (value, key) => stringBytes(value) + stringBytes(key) + ENTRY_OVERHEAD,
     ttl: options.ttlMs ?? 24 * 60 * 60 * 1000,
     // An injected clock must be read on every call, not cached for a millisecond.
     ...(clock ? { perf: { now: clock }, ttlResolution: 0 } : {}),
@@ -25,10 +29,11 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrSt
   const put = (hash: string, original: string): void => {
     // lru-cache silently skips an entry larger than the whole cache; a marker
     // pointing at it could never be redeemed (principle 3), so refuse it.
-    if (original.length > maxSize) {
+    const bytes = stringBytes(original) + stringBytes(hash) + ENTRY_OVERHEAD;
+    if (bytes > maxSize) {
       throw new SvcError(
         'SVC_STORE_UNAVAILABLE',
-        `CCR entry of ${original.length} chars exceeds the store's cap`,
+        `CCR entry of ${original.length} chars (${bytes} bytes) exceeds the store's cap`,
       );
     }
     cache.set(hash, original);
@@ -43,7 +48,6 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrSt
     async get(hash) {
       return cache.get(hash);
     },
-    // characters as bytes: V8 keeps Latin-1 text one byte a character (other text takes two)
     memoryBytes: () => cache.calculatedSize,
   };
 }

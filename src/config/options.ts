@@ -165,10 +165,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: 'memo-max-bytes',
     env: 'SERVICE_MEMO_MAX_BYTES',
     kind: 'integer',
-    default: 64 * 1024 * 1024,
+    default: 16 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      'memory of the in-process memos (engine results 1/2, reused body parses 3/8, token counts 1/8), estimated bytes; LRU past it',
+      'memory of the in-process memos (engine results, body parses, token counts, content hashes, history scans: docs/stats.md), estimated bytes; LRU past it',
     commands: SERVE,
   },
   {
@@ -179,7 +179,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 256 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      "the server's in-memory CCR store (without --store): maximum characters of originals kept; least recently used leave first",
+      "the server's in-memory CCR store (without --store): maximum estimated bytes of originals kept; least recently used leave first",
     commands: SERVE,
   },
   {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { ENTRY_OVERHEAD, engineMemoLimit, registerEngineMemo, stringBytes } from './memo-budget.js';
 
 /**
  * Hashes of texts seen recently, keyed by the text itself. A conversation is
@@ -7,11 +8,26 @@ import { LRUCache } from 'lru-cache';
  * the previous one: a map lookup (V8's string hash plus one comparison)
  * replaces a SHA-256 and its per-call set-up (principle 4). Exact: the key is
  * the whole text, so a hit returns what `sha256` would. Bounded by the
- * characters it holds.
+ * bytes it holds (the texts as V8 keeps them, the hashes, the entries; the
+ * server's share of `--memo-max-bytes`, see memo-budget.ts).
  */
-const memo = new LRUCache<string, string>({
-  maxSize: 16 * 1024 * 1024,
-  sizeCalculation: (_value, key) => key.length + 32,
+/** Bytes of a 24-digit hash string. */
+const HASH_BYTES = 40;
+
+let memo = createMemo(engineMemoLimit('content_hashes'));
+
+function createMemo(maxBytes: number): LRUCache<string, string> {
+  return new LRUCache<string, string>({
+    maxSize: maxBytes,
+    sizeCalculation: (_value, key) => stringBytes(key) + HASH_BYTES + ENTRY_OVERHEAD,
+  });
+}
+
+registerEngineMemo('content_hashes', {
+  bytes: () => memo.calculatedSize,
+  limit(maxBytes) {
+    if (maxBytes !== memo.maxSize) memo = createMemo(maxBytes);
+  },
 });
 
 /** Texts shorter than this are hashed directly (not worth a memo entry). */

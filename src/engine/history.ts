@@ -5,6 +5,7 @@ import { parseJsonContent } from './compressors/json-parse.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
 import { contentHash } from './hash.js';
 import { collectIdentifiers, extractUserTerms } from './identifiers.js';
+import { engineMemoLimit, registerEngineMemo, stringBytes } from './memo-budget.js';
 import { searchableText, textUnits } from './messages.js';
 import type { ChatMessage } from './types.js';
 
@@ -18,6 +19,33 @@ interface Scans {
   entities: Map<string, Record<string, unknown>>;
   linkShapes: Set<string>;
   subtreesUpTo: number;
+  /**
+   * Bytes of what the scans keep alive besides their elements: the texts
+   * scanned (lines and identifiers are slices of them) and the parsed JSON
+   * the entities are part of.
+   */
+  held: number;
+  /** Messages whose text `held` counts. */
+  heldUpTo: number;
+}
+
+/** Counts message k's text in `held`, once for all the scans (their strings are slices of it). */
+function hold(s: Scans, k: number, msg: ChatMessage | string): void {
+  if (k < s.heldUpTo) return;
+  s.heldUpTo = k + 1;
+  s.held += stringBytes(typeof msg === 'string' ? msg : searchableText(msg));
+}
+
+/** Bytes of an element of a scan's set or map (its string or slice header and its slot). */
+const ELEMENT_BYTES = 48;
+
+/** Estimated bytes of `s` (see `Scans.held`). */
+function scanBytes(s: Scans): number {
+  return (
+    256 +
+    s.held +
+    ELEMENT_BYTES * (s.seen.size + s.lines.size + s.subtrees.size + s.entities.size + s.linkShapes.size)
+  );
 }
 
 function freshScans(): Scans {
@@ -30,6 +58,8 @@ function freshScans(): Scans {
     entities: new Map(),
     linkShapes: new Set(),
     subtreesUpTo: 0,
+    held: 0,
+    heldUpTo: 0,
   };
 }
 
@@ -44,9 +74,22 @@ function cover(s: Scans): number {
  * scans of its previous turn and extends them with the new messages only,
  * instead of rescanning the whole history (principle 4). Exact: the scans
  * are extended in message order, as a fresh scan would build them. A scan
- * taken by a request is removed until that request puts it back.
+ * taken by a request is removed until that request puts it back. Bounded by
+ * their estimated bytes (the server's share of `--memo-max-bytes`, see
+ * memo-budget.ts) and by 32 conversations.
  */
-const reusable = new LRUCache<string, Scans>({ max: 32 });
+let reusable = createReusable(engineMemoLimit('history_scans'));
+
+function createReusable(maxBytes: number): LRUCache<string, Scans> {
+  return new LRUCache<string, Scans>({ max: 32, maxSize: maxBytes, sizeCalculation: scanBytes });
+}
+
+registerEngineMemo('history_scans', {
+  bytes: () => reusable.calculatedSize,
+  limit(maxBytes) {
+    if (maxBytes !== reusable.maxSize) reusable = createReusable(maxBytes);
+  },
+});
 
 /**
  * Prefix keys by message object and the key of the messages before it: the
@@ -119,8 +162,8 @@ export class History {
     const n = cover(s);
     if (n === 0) return;
     const key = this.prefixKey(n - 1);
-    if (key === this.keptUnder) return;
-    if (this.keptUnder !== undefined) reusable.delete(this.keptUnder);
+    // set again under the same key too: the scans grew, and so does their size
+    if (this.keptUnder !== undefined && key !== this.keptUnder) reusable.delete(this.keptUnder);
     reusable.set(key, s);
     this.keptUnder = key;
   }
@@ -129,8 +172,11 @@ export class History {
   seenBefore(i: number): ReadonlySet<string> {
     const s = this.scansBefore(i);
     if (i < s.seenUpTo) throw new Error('History.seenBefore must be asked in message order');
-    for (; s.seenUpTo < i; s.seenUpTo++)
-      collectIdentifiers(searchableText(this.messages[s.seenUpTo]!), s.seen);
+    for (; s.seenUpTo < i; s.seenUpTo++) {
+      const text = searchableText(this.messages[s.seenUpTo]!);
+      collectIdentifiers(text, s.seen);
+      hold(s, s.seenUpTo, text);
+    }
     this.keep(s);
     return s.seen;
   }
@@ -145,6 +191,7 @@ export class History {
     if (i < s.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
     for (; s.linesUpTo < i; s.linesUpTo++) {
       const msg = this.messages[s.linesUpTo]!;
+      hold(s, s.linesUpTo, msg);
       for (const unit of textUnits(msg)) addLines(unit.text, s.lines);
       for (const call of msg.tool_calls ?? []) {
         for (const v of argumentStrings(call.function?.arguments ?? '')) addLines(v, s.lines);
@@ -174,13 +221,17 @@ export class History {
     if (i < s.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
     for (; s.subtreesUpTo < i; s.subtreesUpTo++) {
       const msg = this.messages[s.subtreesUpTo]!;
+      hold(s, s.subtreesUpTo, msg);
       if (msg.role !== 'tool' && msg.role !== 'function') continue;
       for (const unit of textUnits(msg)) {
         const parsed = parseJsonContent(unit.text);
         if (!parsed) continue;
         collectSubtrees(parsed.value, s.subtrees);
+        const entities = s.entities.size;
         collectEntities(parsed.value, s.entities);
         collectLinkShapes(parsed.value, s.linkShapes);
+        // entities are objects of the parsed text: its objects and strings stay alive with them
+        if (s.entities.size > entities) s.held += 2 * stringBytes(unit.text);
       }
     }
     this.keep(s);

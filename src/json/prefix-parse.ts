@@ -17,6 +17,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { LRUCache } from 'lru-cache';
+import { ENTRY_OVERHEAD, stringBytes } from '../engine/memo-budget.js';
 import { arrayMemberSpans, detached, type Span, type SpanHints, skipWs, valueEnd } from './spans.js';
 
 /** What `PrefixParser.parse` returns. */
@@ -62,6 +63,30 @@ interface Unlaid {
 }
 
 type Entry = Snapshot | Unlaid;
+
+/** Bytes of a parsed message besides its strings: objects, arrays, its span and byte offset, spans found in it. */
+const MESSAGE_BYTES = 160;
+
+/** Estimated bytes of entries, computed once each (a text's width takes a scan). */
+const sizes = new WeakMap<Entry, number>();
+
+/**
+ * Estimated bytes an entry keeps alive: its text as V8 stores it (two bytes a
+ * character when any is beyond Latin-1), the raw body, and the parsed
+ * messages (their strings are copies of the text's, mostly one byte a
+ * character, plus their objects). Messages an entry shares with another one
+ * of its conversation are counted with each: an upper bound.
+ */
+function entryBytes(e: Entry): number {
+  let n = sizes.get(e);
+  if (n === undefined) {
+    const raw = 'unlaid' in e ? e.raw : e.bytes?.raw;
+    const messages = 'unlaid' in e ? (e.value[MESSAGES] as unknown[]).length : e.messages.length;
+    n = stringBytes(e.text) + (raw?.length ?? 0) + e.text.length + MESSAGE_BYTES * messages + ENTRY_OVERHEAD;
+    sizes.set(e, n);
+  }
+  return n;
+}
 
 /** The snapshot of an entry (found now for a body seen once); undefined when it has no messages to reuse. */
 function laidOut(entry: Entry): Snapshot | undefined {
@@ -122,23 +147,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * Parses request bodies, reusing the parse of an earlier body's messages
  * when the new body starts like it. Bounded: it keeps bodies of up to
- * `maxChars` characters and bytes in all (the least recently used leave first).
+ * `maxBytes` estimated bytes in all (`entryBytes`; the least recently used
+ * leave first).
  */
 export class PrefixParser {
   private readonly groups: LRUCache<string, Entry[]>;
 
-  constructor(maxChars = 32 * 1024 * 1024) {
+  constructor(maxBytes = 32 * 1024 * 1024) {
     this.groups = new LRUCache<string, Entry[]>({
-      maxSize: maxChars,
-      sizeCalculation: (list) =>
-        Math.max(
-          1,
-          list.reduce((n, e) => n + e.text.length + (('unlaid' in e ? e.raw : e.bytes?.raw)?.length ?? 0), 0),
-        ),
+      maxSize: maxBytes,
+      sizeCalculation: (list, key) => list.reduce((n, e) => n + entryBytes(e), stringBytes(key)),
     });
   }
 
-  /** Characters of text and bytes of raw body kept (`/metrics`; the parsed messages are besides). */
+  /** Estimated bytes kept: texts, raw bodies and parsed messages (`/metrics`). */
   memoryBytes(): number {
     return this.groups.calculatedSize;
   }

@@ -5,6 +5,7 @@ import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
+import { limitEngineMemos, memoShares } from '../engine/memo-budget.js';
 import { setTokenMemoLimit } from '../engine/tokens.js';
 import { createEventBus } from '../events.js';
 import { DEFAULT_FORMAT } from '../formats/index.js';
@@ -20,7 +21,7 @@ import type { RoutePlugin, ServerContext } from './context.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
-import { collectWhenIdle } from './idle-gc.js';
+import { boundYoungGeneration, collectWhenIdle } from './idle-gc.js';
 import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
@@ -87,7 +88,10 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
   const store = config.store
     ? await connectSharedStore({ url: config.store, prefix: config.storePrefix, logger })
     : undefined;
-  setTokenMemoLimit(config.memoMaxBytes / 8);
+  // --memo-max-bytes, shared by the memos of the process (src/engine/memo-budget.ts)
+  const shares = memoShares(config.memoMaxBytes);
+  setTokenMemoLimit(shares.tokenCountChars);
+  limitEngineMemos(shares);
   const ctx: ServerContext = {
     config,
     bus: createEventBus(),
@@ -104,9 +108,8 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     onClose: [],
     inFlight: new Set(),
     compress: options.compress ?? lazyEngine.compress,
-    // --memo-max-bytes: engine results 1/2, reused parses 3/8, token counts 1/8 (src/engine/tokens.ts)
-    engineMemo: createEngineMemo(config.memoMaxBytes / 2),
-    bodies: new PrefixParser((config.memoMaxBytes * 3) / 8),
+    engineMemo: createEngineMemo(shares.engineResults),
+    bodies: new PrefixParser(shares.bodyParses),
     pipeline: new ProxyPipeline(PROXY_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };
@@ -145,6 +148,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       ctx.onClose.push(() => pool.close());
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
+    boundYoungGeneration();
     collectWhenIdle(ctx);
   } catch (err) {
     await store?.close();

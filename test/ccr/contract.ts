@@ -5,7 +5,7 @@ import { contentHash } from '../../src/engine/hash.js';
 /** What a contract run gives the store under test. */
 export interface ContractStoreOptions {
   ttlMs: number;
-  /** Size cap: bytes for the file store, UTF-16 units for memory (the contract uses ASCII only). */
+  /** Size cap: bytes for the file store, estimated bytes (as V8 keeps the strings) for memory. */
   maxBytes: number;
   now: () => number;
 }

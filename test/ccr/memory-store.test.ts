@@ -1,3 +1,4 @@
+import { describe, expect, it } from 'vitest';
 import { createMemoryCcrStore } from '../../src/ccr/memory-store.js';
 import { describeCcrStoreContract } from './contract.js';
 
@@ -8,3 +9,15 @@ describeCcrStoreContract(
   }),
   { durable: false },
 );
+
+describe('the memory store’s size', () => {
+  it('counts an original as V8 keeps it: two bytes a character when one is beyond Latin-1', async () => {
+    const store = createMemoryCcrStore({ maxSize: 1024 * 1024 });
+    await store.put('a'.repeat(24), 'x'.repeat(10_000));
+    const latin = store.memoryBytes!();
+    expect(latin).toBeGreaterThanOrEqual(10_000);
+    expect(latin).toBeLessThan(10_300);
+    await store.put('b'.repeat(24), `${'y'.repeat(10_000)}→`);
+    expect(store.memoryBytes!() - latin).toBeGreaterThanOrEqual(20_002);
+  });
+});

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEventBus } from '../../src/events.js';
 import type { ServerContext } from '../../src/server/context.js';
-import { collectWhenIdle, exposeGc } from '../../src/server/idle-gc.js';
+import { collectWhenIdle, exposeGc, idleCollection } from '../../src/server/idle-gc.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -56,5 +56,30 @@ describe('a full GC when the server goes idle (issue 19)', () => {
     for (const hook of ctx.onClose) hook();
     await sleep(120);
     expect(runs).toBe(2); // closed: the timer is gone
+  });
+});
+
+describe('the idle collection', () => {
+  it('runs two full collections and gives back the heap V8 grew under load', () => {
+    const gc = exposeGc()!;
+    let calls = 0;
+    idleCollection(() => {
+      calls++;
+      gc();
+    })();
+    expect(calls).toBe(2);
+    // a burst of garbage like a load of large bodies: the heap grows, then all of it dies
+    let keep: unknown[] | undefined = [];
+    for (let r = 0; r < 40; r++) {
+      const batch: unknown[] = [];
+      for (let i = 0; i < 4000; i++) batch.push({ s: `${'x'.repeat(100)}${i}:${r}`, n: [i, r] });
+      keep.push(batch);
+      if (keep.length > 20) keep.shift();
+    }
+    const loaded = process.memoryUsage().heapTotal;
+    keep = undefined;
+    idleCollection(gc)();
+    const after = process.memoryUsage().heapTotal;
+    expect(after).toBeLessThan(loaded - 20 * 1024 * 1024);
   });
 });

@@ -78,6 +78,7 @@ describe('service_memory_bytes in /metrics', () => {
     for (const part of ['rss', 'heap_used', 'heap_total', 'external']) expect(idle[part]).toBeGreaterThan(0);
     expect(idle.engine_memo).toBe(0);
     expect(idle.body_parses).toBe(0);
+    expect(idle.history_scans).toBe(0);
     expect(idle.ccr).toBe(0);
     expect(idle.response_cache).toBe(0);
 
@@ -99,8 +100,12 @@ describe('service_memory_bytes in /metrics', () => {
     expect(busy.response_cache).toBeGreaterThan(0);
     // ...and stayed within their shares: 40 conversations of ~46 KB would hold more than 1 MiB
     expect(40 * conversation(0).length).toBeGreaterThan(memoMax);
-    expect(busy.engine_memo).toBeLessThanOrEqual(memoMax / 2);
-    expect(busy.body_parses).toBeLessThanOrEqual((memoMax * 3) / 8);
-    expect(busy.token_counts).toBeLessThanOrEqual(memoMax / 8);
+    expect(busy.content_hashes).toBeGreaterThan(0);
+    expect(busy.history_scans).toBeGreaterThan(0);
+    expect(busy.engine_memo).toBeLessThanOrEqual((memoMax * 2) / 16);
+    expect(busy.body_parses).toBeLessThanOrEqual((memoMax * 8) / 16);
+    expect(busy.token_counts).toBeLessThanOrEqual(memoMax / 16);
+    expect(busy.content_hashes).toBeLessThanOrEqual(memoMax / 16);
+    expect(busy.history_scans).toBeLessThanOrEqual((memoMax * 4) / 16);
   });
 });

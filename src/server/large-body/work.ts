@@ -2,6 +2,8 @@ import type { CcrStore } from '../../ccr/store.js';
 import { type Compression, compressAndStore, createEngineMemo, lazyEngine } from '../../compression.js';
 import type { Config } from '../../config/options.js';
 import type { ToinAdvice } from '../../engine/context/types.js';
+import { limitEngineMemos, memoShares } from '../../engine/memo-budget.js';
+import { setTokenMemoLimit } from '../../engine/tokens.js';
 import type { ChatMessage, CompressionResult, EngineOutput } from '../../engine/types.js';
 import type { SvcEventBus } from '../../events.js';
 import { FORMATS } from '../../formats/index.js';
@@ -38,10 +40,6 @@ import type {
  * differs is only where it runs, and that the worker has its own memo and
  * body parser (reused by the next turns of a conversation while it lives).
  */
-
-/** Bounds of the worker's own memo and body parser (characters). */
-const MEMO_CHARS = 64 * 1024 * 1024;
-const PARSER_CHARS = 64 * 1024 * 1024;
 
 /** A CCR store that keeps what is put, for the main thread to store (its store is the real one). */
 function collectingStore(): CcrStore & { entries: Map<string, string> } {
@@ -87,12 +85,19 @@ interface Held {
 export class LargeBodyWork {
   private readonly held = new Map<number, Held>();
   private readonly api = new Map<number, ApiHeld>();
-  private readonly memo = createEngineMemo(MEMO_CHARS);
-  private readonly bodies = new PrefixParser(PARSER_CHARS);
+  // bounded by --memo-max-bytes as the main thread's are (src/engine/memo-budget.ts)
+  private readonly memo: ReturnType<typeof createEngineMemo>;
+  private readonly bodies: PrefixParser;
   /** Log lines of the job being run, sent back with its reply. */
   logs: WorkerLog[] = [];
 
-  constructor(private readonly config: Config) {}
+  constructor(private readonly config: Config) {
+    const shares = memoShares(config.memoMaxBytes);
+    this.memo = createEngineMemo(shares.engineResults);
+    this.bodies = new PrefixParser(shares.bodyParses);
+    setTokenMemoLimit(shares.tokenCountChars);
+    limitEngineMemos(shares);
+  }
 
   private logger(): Logger {
     const line =
