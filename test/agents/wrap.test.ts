@@ -4,6 +4,7 @@ import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_GLIBC_TUNABLES, serverEnv } from '../../src/agents/wrap.js';
 import { BIN, ROOT } from '../cli/helpers.js';
 import { childEnv, type Mock, mockUpstream, type ServeProcess, startServe } from './helpers.js';
 
@@ -307,4 +308,18 @@ describe.skipIf(!hasCodex)('svc wrap with the real Codex CLI (skipped only when 
     expect(calls.length, out).toBeGreaterThan(0);
     expect(leaks).toEqual([]);
   }, 120_000);
+});
+
+describe('the server svc wrap starts: glibc malloc settings (issue 19)', () => {
+  it('adds GLIBC_TUNABLES on Linux, keeps a value the user set, and leaves other platforms alone', () => {
+    expect(serverEnv({ PATH: '/bin' }, 'linux')).toEqual({
+      PATH: '/bin',
+      GLIBC_TUNABLES: SERVER_GLIBC_TUNABLES,
+    });
+    expect(serverEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }, 'linux').GLIBC_TUNABLES).toBe(
+      'glibc.malloc.arena_max=2',
+    );
+    expect(serverEnv({ PATH: '/bin' }, 'darwin')).toEqual({ PATH: '/bin' });
+    expect(SERVER_GLIBC_TUNABLES).toContain('glibc.malloc.mmap_threshold=');
+  });
 });
