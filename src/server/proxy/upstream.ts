@@ -145,7 +145,10 @@ export function requestTarget(url: string): { origin: string; path: string } {
 
 function slowTarget(url: string): { origin: string; path: string } {
   const parsed = new URL(url);
-  return { origin: parsed.origin, path: parsed.search ? `${parsed.pathname}${parsed.search}` : parsed.pathname };
+  return {
+    origin: parsed.origin,
+    path: parsed.search ? `${parsed.pathname}${parsed.search}` : parsed.pathname,
+  };
 }
 
 /** Errors that mean the connection closed under the request (no status line had arrived). */
