@@ -43,23 +43,44 @@ export const parseStage: ProxyStage = {
     }
     // A large body is read in a worker thread (src/server/large-body): the event loop stays free.
     if (!(large?.takes(body.decoded) && (await readInWorker(ex, large, body.decoded))))
-      readJson(ex, body.decoded);
+      readJson(ex, body.decoded, plainParse(ex, body.decoded));
     return next();
   },
 };
 
+/** Bodies below this size that will not be compressed are parsed by `JSON.parse` alone. */
+const PLAIN_PARSE_BYTES = 64 * 1024;
+
+/**
+ * True when a body's parse only feeds the event and the guards (model,
+ * stream, token count, cache key): it will not be compressed, here or for
+ * `--observe`'s projection, and it is small. Then the body parser's reuse of
+ * earlier bodies (spans for the splicer, strings the memos have hashed) buys
+ * nothing, and keeping the body for a later turn would cost memory.
+ */
+function plainParse(ex: ProxyExchange, decoded: Buffer): boolean {
+  return ex.skipCompression && !ex.ctx.config.observe && decoded.length < PLAIN_PARSE_BYTES;
+}
+
 /**
  * Parses a decoded body into `ex` (text, JSON, the engine's view of it); a
- * body that is not JSON or not the format leaves compression off. The same
- * code runs in the large-body worker.
+ * body that is not JSON or not the format leaves compression off. `plain`:
+ * by `JSON.parse` alone (see `plainParse`). The same code runs in the
+ * large-body worker.
  */
-export function readJson(ex: ProxyExchange, decoded: Buffer): void {
+export function readJson(ex: ProxyExchange, decoded: Buffer, plain = false): void {
   if (!ex.format) return;
   try {
-    const read = ex.ctx.bodies.parseBytes(decoded);
-    ex.text = read.text;
-    const json = read.value;
-    ex.hints = read.hints;
+    let json: unknown;
+    if (plain) {
+      ex.text = decoded.toString('utf8');
+      json = JSON.parse(ex.text);
+    } else {
+      const read = ex.ctx.bodies.parseBytes(decoded);
+      ex.text = read.text;
+      json = read.value;
+      ex.hints = read.hints;
+    }
     if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
       ex.json = json as Record<string, unknown>;
       ex.event.model = typeof ex.json.model === 'string' ? ex.json.model : undefined;

@@ -30,6 +30,11 @@ const NOT_FORWARDED = new Set([
 
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;
+  // one token, the common case (`keep-alive`, `close`)
+  if (typeof value === 'string' && !value.includes(',')) {
+    const token = value.trim().toLowerCase();
+    return token === '' ? new Set() : new Set([token]);
+  }
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
   return new Set(
     text
