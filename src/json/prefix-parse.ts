@@ -156,18 +156,28 @@ export class PrefixParser {
    * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
    */
   parseBytes(raw: Buffer): ParsedBody & { text: string } {
-    const head = raw.toString('utf8', 0, Math.min(raw.length, HEAD_BYTES));
+    // The group key is found on the bytes read as Latin-1 (one character per byte, no decoding):
+    // JSON's structure is ASCII, and no byte of a multi-byte UTF-8 character is.
+    const head = raw.toString('latin1', 0, Math.min(raw.length, HEAD_BYTES));
     const key = groupKey(head);
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
       for (const [g, earlier] of snapshots(group)) {
         const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
         if (kept === 0) continue;
-        const cut = earlier.bytes!.ends[kept - 1]!;
+        const before = earlier.bytes!;
+        const cut = before.ends[kept - 1]!;
         const rest = raw.subarray(cut);
+        // The same body again: its text is the earlier text (no new string to build and flatten).
+        const same =
+          kept === before.ends.length &&
+          raw.length === before.raw.length &&
+          raw.compare(before.raw, cut, raw.length, cut, raw.length) === 0;
         // Only valid UTF-8 decodes piecewise exactly as it does whole.
-        if (!isUtf8(rest)) break;
-        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
+        if (!same && !isUtf8(rest)) break;
+        const text = same
+          ? earlier.text
+          : earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
         const parsed = continueParse(text, earlier, kept);
         if (!parsed) continue;
         parsed.snapshot.bytes = {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { compressAndStore, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
-import { parseRequest, spliceRequest } from '../../formats/index.js';
+import { type ProviderFormat, parseRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
@@ -11,6 +11,7 @@ import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
 import { clientResponseHeaders, upstreamError } from './upstream.js';
+import { writeBody } from './splice-memo.js';
 import { createUsageTap } from './usage-tap.js';
 
 /**
@@ -143,6 +144,14 @@ async function toolTokens(parsed: ParsedRequest): Promise<number> {
   return countRequestText(parsed.model ?? 'unknown', JSON.stringify(tools));
 }
 
+/** The messages array of a body (the splice memo's key). */
+function messagesOf(format: ProviderFormat, json: Record<string, unknown> | undefined): unknown {
+  let value: unknown = json;
+  for (const key of format.messagesPath)
+    value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+}
+
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
 export const spliceStage: ProxyStage = {
   name: 'splice',
@@ -150,15 +159,15 @@ export const spliceStage: ProxyStage = {
     const { output, parsed, format, text } = ex;
     if (output && parsed && format && text !== undefined) {
       try {
-        const spliced = spliceRequest(format, text, parsed, output, ex.hints);
+        const spliced = writeBody(format, text, parsed, output, ex.hints, messagesOf(format, ex.json));
         const r = output.result;
         // The whole request: the messages (system prompt included) and the tool definitions,
         // which svc forwards unchanged (docs/stats.md).
         const tools = await toolTokens(parsed);
         ex.event.tokensBefore = r.tokens_before + tools;
         if (spliced !== undefined) {
-          ex.outBody = Buffer.from(spliced, 'utf8');
-          ex.spliced = { body: ex.outBody, text: spliced };
+          ex.outBody = spliced.body;
+          ex.spliced = spliced;
           ex.outEncoding = undefined;
           ex.event.tokensAfter = r.tokens_after + tools;
           ex.event.tokensSaved = r.tokens_saved;
