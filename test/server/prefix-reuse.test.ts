@@ -96,6 +96,39 @@ describe('reusing the earlier turn', () => {
   });
 });
 
+describe('the same body again (a memoized turn)', () => {
+  it('forwards the same bytes each time, and a body that differs only after the messages as a fresh server would', async () => {
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    // no response cache: every request goes upstream (`stream: false` and no `stream` are one cache key)
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, cache: false };
+    const svc = await startSvc({ flags });
+    started.push(svc);
+    const body = turnBody(10);
+    const first = await forward(svc, upstream, body);
+    expect(first).toContain('svc_retrieve hash=');
+    for (let i = 0; i < 3; i++) expect(await forward(svc, upstream, body)).toBe(first);
+    // the same messages (the parser hands on the same array) with other members after them:
+    // what was written for the first text must not be given for this one
+    const json = JSON.parse(body) as Record<string, unknown>;
+    const { tools, ...rest } = json;
+    const variants = [
+      JSON.stringify({ ...rest, tools, metadata: { user_id: 'u-1' } }),
+      body.replace('"description":"runs a step"', '"description":"runs one step"'),
+      JSON.stringify({ ...rest, tools, stream: false }),
+    ];
+    for (const variant of variants) {
+      const viaSteady = await forward(svc, upstream, variant);
+      const fresh = await startSvc({ flags });
+      const viaFresh = await forward(fresh, upstream, variant);
+      await fresh.close();
+      expect(viaSteady).toBe(viaFresh);
+      expect(viaSteady).not.toBe(first);
+    }
+    expect(svc.events.every((e) => !e.compressionFailed && e.tokensSaved > 0)).toBe(true);
+  });
+});
+
 describe('the retrieval tool joins the client tools', () => {
   const TOOLS = [
     { name: 'run', description: 'runs a step', input_schema: { type: 'object' } },
