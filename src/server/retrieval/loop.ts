@@ -91,17 +91,23 @@ export const retrievalToolStage: ProxyStage = {
     const spliced =
       ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
     const known = ex.spliced;
-    const text = spliced
-      ? known?.body === ex.outBody
-        ? known.text
-        : (ex.outBody as Buffer).toString('utf8')
-      : ex.text;
-    if (text === undefined) return next();
+    if (!spliced && ex.text === undefined) return next();
+    // the text of what goes upstream, decoded only when the tool is offered (or markers are looked for)
+    let decoded: string | undefined;
+    const textOf = (): string => {
+      decoded ??= spliced
+        ? known?.body === ex.outBody
+          ? known.text
+          : (ex.outBody as Buffer).toString('utf8')
+        : ex.text!;
+      return decoded;
+    };
     // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
     const marked = () =>
-      (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(text);
+      (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(textOf());
     if (!offersRetrieval(ex.json, spliced && contextCutIn(ex.output?.result.transforms_applied), marked))
       return next();
+    const text = textOf();
     // another stage (or the client) may have offered it already
     const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
       ? undefined
