@@ -156,10 +156,7 @@ export class PrefixParser {
    * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
    */
   parseBytes(raw: Buffer): ParsedBody & { text: string } {
-    // The group key is found on the bytes read as Latin-1 (one character per byte, no decoding):
-    // JSON's structure is ASCII, and no byte of a multi-byte UTF-8 character is.
-    const head = raw.toString('latin1', 0, Math.min(raw.length, HEAD_BYTES));
-    const key = groupKey(head);
+    const key = bytesGroupKey(raw);
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
       for (const [g, earlier] of snapshots(group)) {
@@ -260,6 +257,26 @@ function groupKey(text: string): string | undefined {
     }
   } catch {
     return undefined;
+  }
+}
+
+/** Bytes of a body's beginning read first to find its group (then 4 times more, up to `HEAD_BYTES`). */
+const FIRST_HEAD_BYTES = 4 * 1024;
+
+/**
+ * The group key of a body from its first bytes read as Latin-1 (one
+ * character per byte, nothing decoded): JSON's structure is ASCII, and no
+ * byte of a multi-byte UTF-8 character is. Read in growing pieces: most
+ * bodies' first message ends early, and the head is read on every request.
+ * A head cut inside the members before the first message's end gives no
+ * key (the scan runs past its end); a key only groups bodies, reuse is
+ * always checked byte for byte.
+ */
+function bytesGroupKey(raw: Buffer): string | undefined {
+  const limit = Math.min(raw.length, HEAD_BYTES);
+  for (let n = Math.min(limit, FIRST_HEAD_BYTES); ; n = Math.min(limit, n * 4)) {
+    const key = groupKey(raw.toString('latin1', 0, n));
+    if (key !== undefined || n === limit) return key;
   }
 }
 
