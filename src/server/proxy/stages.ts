@@ -10,8 +10,8 @@ import { compressInWorker, readInWorker } from '../large-body/stages.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
-import { clientResponseHeaders, upstreamError } from './upstream.js';
 import { writeBody } from './splice-memo.js';
+import { clientResponseHeaders, upstreamError } from './upstream.js';
 import { createUsageTap } from './usage-tap.js';
 
 /**
