@@ -78,6 +78,35 @@ async function insertedToolTokens(ex: ProxyExchange, insert: string): Promise<nu
 }
 
 /**
+ * What the stage did for a spliced body the splice memo holds
+ * (src/server/proxy/splice-memo.ts): that body comes again only for the same
+ * request text and engine output, so the tool is offered the same way (the
+ * same bytes, the same tokens added) as long as the rest of what decides it
+ * is the same. `body` undefined: not offered.
+ */
+interface OfferedTool {
+  contextCut: boolean;
+  stored: boolean;
+  counted: boolean;
+  body: Buffer | undefined;
+  added: number | undefined;
+}
+
+const offeredTo = new WeakMap<Buffer, OfferedTool>();
+
+/** The loop's state for a body with the tool: its text decoded from the bytes if a round needs it. */
+function retrievalState(body: Buffer, format: RetrievalState['format']): RetrievalState {
+  let text: string | undefined;
+  return {
+    format,
+    get text() {
+      text ??= body.toString('utf8');
+      return text;
+    },
+  };
+}
+
+/**
  * Offers the retrieval tool (see `offersRetrieval`): a request with tools gets
  * `svc_retrieve` appended to them on every request, the same way every time,
  * so a conversation's tools stay byte-identical from its first request to its
@@ -105,8 +134,32 @@ export const retrievalToolStage: ProxyStage = {
     // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
     const marked = () =>
       (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(textOf());
-    if (!offersRetrieval(ex.json, spliced && contextCutIn(ex.output?.result.transforms_applied), marked))
+    const contextCut = spliced && contextCutIn(ex.output?.result.transforms_applied);
+    // The body the splice memo gave again (a memoized turn): the tool goes where it went then.
+    const memoKey = spliced && known?.body === ex.outBody ? known.body : undefined;
+    const stored = (ex.output?.ccrEntries.size ?? 0) > 0;
+    const counted = ex.event.tokensBefore > 0;
+    const offered = memoKey ? offeredTo.get(memoKey) : undefined;
+    if (
+      offered &&
+      offered.contextCut === contextCut &&
+      offered.stored === stored &&
+      offered.counted === counted
+    ) {
+      if (!offered.body) return next();
+      ex.outBody = offered.body;
+      ex.outEncoding = undefined;
+      ex.retrieval = retrievalState(offered.body, format);
+      if (offered.added !== undefined) {
+        ex.event.tokensAfter += offered.added;
+        ex.event.tokensAdded = offered.added;
+      }
       return next();
+    }
+    if (!offersRetrieval(ex.json, contextCut, marked)) {
+      if (memoKey) offeredTo.set(memoKey, { contextCut, stored, counted, body: undefined, added: undefined });
+      return next();
+    }
     const text = textOf();
     // another stage (or the client) may have offered it already
     const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
@@ -130,12 +183,14 @@ export const retrievalToolStage: ProxyStage = {
     ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.retrieval = { text: withTool, format };
+    let added: number | undefined;
     if (edit && ex.event.tokensBefore > 0) {
       // The inserted tool definition is part of the request as forwarded (docs/stats.md).
-      const added = await insertedToolTokens(ex, edit.insert);
+      added = await insertedToolTokens(ex, edit.insert);
       ex.event.tokensAfter += added;
       ex.event.tokensAdded = added;
     }
+    if (memoKey) offeredTo.set(memoKey, { contextCut, stored, counted, body: ex.outBody, added });
     return next();
   },
 };
