@@ -178,18 +178,25 @@ export class PrefixParser {
    * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
    */
   parseBytes(raw: Buffer): ParsedBody & { text: string } {
-    const head = raw.toString('utf8', 0, Math.min(raw.length, HEAD_BYTES));
-    const key = groupKey(head);
+    const key = bytesGroupKey(raw);
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
       for (const [g, earlier] of snapshots(group)) {
         const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
         if (kept === 0) continue;
-        const cut = earlier.bytes!.ends[kept - 1]!;
+        const before = earlier.bytes!;
+        const cut = before.ends[kept - 1]!;
         const rest = raw.subarray(cut);
+        // The same body again: its text is the earlier text (no new string to build and flatten).
+        const same =
+          kept === before.ends.length &&
+          raw.length === before.raw.length &&
+          raw.compare(before.raw, cut, raw.length, cut, raw.length) === 0;
         // Only valid UTF-8 decodes piecewise exactly as it does whole.
-        if (!isUtf8(rest)) break;
-        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
+        if (!same && !isUtf8(rest)) break;
+        const text = same
+          ? earlier.text
+          : earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
         const parsed = continueParse(text, earlier, kept);
         if (!parsed) continue;
         parsed.snapshot.bytes = {
@@ -272,6 +279,26 @@ function groupKey(text: string): string | undefined {
     }
   } catch {
     return undefined;
+  }
+}
+
+/** Bytes of a body's beginning read first to find its group (then 4 times more, up to `HEAD_BYTES`). */
+const FIRST_HEAD_BYTES = 4 * 1024;
+
+/**
+ * The group key of a body from its first bytes read as Latin-1 (one
+ * character per byte, nothing decoded): JSON's structure is ASCII, and no
+ * byte of a multi-byte UTF-8 character is. Read in growing pieces: most
+ * bodies' first message ends early, and the head is read on every request.
+ * A head cut inside the members before the first message's end gives no
+ * key (the scan runs past its end); a key only groups bodies, reuse is
+ * always checked byte for byte.
+ */
+function bytesGroupKey(raw: Buffer): string | undefined {
+  const limit = Math.min(raw.length, HEAD_BYTES);
+  for (let n = Math.min(limit, FIRST_HEAD_BYTES); ; n = Math.min(limit, n * 4)) {
+    const key = groupKey(raw.toString('latin1', 0, n));
+    if (key !== undefined || n === limit) return key;
   }
 }
 

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { lruOfEntries } from '../lru.js';
 
 /**
  * The key a request carries: `Authorization: Bearer KEY` or `x-api-key: KEY`.
@@ -21,9 +22,20 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
+/** Hashes of the keys seen lately: a client sends the same key on every request (principle 4). */
+const keyHashes = lruOfEntries<string, string>(1024);
+/** Longer keys (credential material can be a whole header) are hashed every time, never kept. */
+const MAX_MEMO_KEY_CHARS = 512;
+
 /** First 12 hex digits of the key's SHA-256: identifies a client without revealing its key. */
 export function keyHash(key: string | undefined): string | undefined {
-  return key === undefined ? undefined : digest(key).toString('hex').slice(0, 12);
+  if (key === undefined) return undefined;
+  let hash = keyHashes.get(key);
+  if (hash === undefined) {
+    hash = digest(key).toString('hex').slice(0, 12);
+    if (key.length <= MAX_MEMO_KEY_CHARS) keyHashes.set(key, hash);
+  }
+  return hash;
 }
 
 /**

@@ -16,6 +16,9 @@ import { sendSvcError } from './respond.js';
 /** The characters RFC 3986 calls unreserved: their percent-encoding means the character itself. */
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
+/** A path of plain segments (no `%`, `\\`, `//`, and no segment made only of dots): its own canonical form. */
+const PLAIN_PATH = /^(?:\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]+)+$/;
+
 /**
  * The canonical form of a request path (no query): percent-encoded
  * unreserved characters decoded, other escapes upper-cased, repeated slashes
@@ -27,6 +30,8 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
  * @example canonicalPath('/v1/chat/./completions') // '/v1/chat/completions'
  */
 export function canonicalPath(raw: string): string {
+  // Most paths are canonical already (no escape, dot segment, repeated or trailing slash): as they are.
+  if (PLAIN_PATH.test(raw)) return raw;
   if (!raw.startsWith('/')) throw refused('the request target must be a path starting with /');
   if (raw.includes('\\')) throw refused('backslashes are not allowed in the path');
   const decoded = raw.replace(/%([0-9A-Fa-f]{2})?/g, (match, hex: string | undefined) => {

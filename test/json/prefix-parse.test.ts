@@ -157,6 +157,25 @@ describe('PrefixParser.parseBytes', () => {
     }
   });
 
+  it('reuses the earlier body behind a long system prompt (a head read in growing pieces), exactly', () => {
+    for (const systemChars of [100, 6_000, 30_000, 70_000]) {
+      const parser = new PrefixParser();
+      // non-ASCII in the system prompt: the head is scanned as bytes, not decoded
+      const system = '日本 ✓ '.repeat(systemChars / 6);
+      const first = Buffer.from(body(conversation(4), { system }));
+      parser.parseBytes(first);
+      const again = parser.parseBytes(Buffer.from(body(conversation(6), { system })));
+      expect(again.text).toBe(body(conversation(6), { system }));
+      // (past HEAD_BYTES of bytes before the first message's end, found by the decoded text's key)
+      expect(again.reused).toBe(4);
+      // the same body again: the same text object, reused whole
+      const same = parser.parseBytes(Buffer.from(body(conversation(6), { system })));
+      expect(same.text).toBe(again.text);
+      expect(same.value).toEqual(JSON.parse(same.text));
+      expect(same.reused).toBe(6);
+    }
+  });
+
   it('reuses up to the message the client changed (byte comparison)', () => {
     const parser = new PrefixParser();
     parser.parseBytes(Buffer.from(body(conversation(21, 19))));

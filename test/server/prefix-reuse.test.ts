@@ -96,6 +96,93 @@ describe('reusing the earlier turn', () => {
   });
 });
 
+describe('the same body again (a memoized turn)', () => {
+  it('forwards the same bytes each time, and a body that differs only after the messages as a fresh server would', async () => {
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    // no response cache: every request goes upstream (`stream: false` and no `stream` are one cache key)
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, cache: false };
+    const svc = await startSvc({ flags });
+    started.push(svc);
+    const body = turnBody(10);
+    const first = await forward(svc, upstream, body);
+    expect(first).toContain('svc_retrieve hash=');
+    for (let i = 0; i < 3; i++) expect(await forward(svc, upstream, body)).toBe(first);
+    // counted the same way each time, the inserted svc_retrieve definition included
+    const counts = svc.events.map((e) => [e.tokensBefore, e.tokensAfter, e.tokensSaved, e.tokensAdded]);
+    expect(counts[0]![3]).toBeGreaterThan(0);
+    for (const c of counts) expect(c).toEqual(counts[0]);
+    // the same messages (the parser hands on the same array) with other members after them:
+    // what was written for the first text must not be given for this one
+    const json = JSON.parse(body) as Record<string, unknown>;
+    const { tools, ...rest } = json;
+    const variants = [
+      JSON.stringify({ ...rest, tools, metadata: { user_id: 'u-1' } }),
+      body.replace('"description":"runs a step"', '"description":"runs one step"'),
+      JSON.stringify({ ...rest, tools, stream: false }),
+    ];
+    for (const variant of variants) {
+      const viaSteady = await forward(svc, upstream, variant);
+      const fresh = await startSvc({ flags });
+      const viaFresh = await forward(fresh, upstream, variant);
+      await fresh.close();
+      expect(viaSteady).toBe(viaFresh);
+      expect(viaSteady).not.toBe(first);
+    }
+    expect(svc.events.every((e) => !e.compressionFailed && e.tokensSaved > 0)).toBe(true);
+  });
+});
+
+describe('a retrieval round on a memoized turn', () => {
+  it('continues from the same forwarded body, with the exact original, each time', async () => {
+    // the model calls svc_retrieve on the first call of each request, then answers
+    const upstream = await startMockUpstream((rec, res) => {
+      const sent = JSON.parse(rec.body.toString('utf8')) as { messages: Array<{ content: unknown }> };
+      const last = JSON.stringify(sent.messages.at(-1)?.content ?? '');
+      if (last.includes('svc_retrieve') || last.includes('"tool_result"') === false) {
+        const hash = /svc_retrieve hash=([0-9a-f]{24})/.exec(rec.body.toString('utf8'))?.[1];
+        if (hash && !rec.body.toString('utf8').includes('"id":"toolu_r1"'))
+          return replyJson(res, 200, {
+            ...MESSAGES_REPLY,
+            content: [{ type: 'tool_use', id: 'toolu_r1', name: 'svc_retrieve', input: { hash } }],
+            stop_reason: 'tool_use',
+          });
+      }
+      return replyJson(res, 200, MESSAGES_REPLY);
+    });
+    started.push(upstream);
+    const svc = await startSvc({ flags: { 'messages-api-url': `${upstream.url}/v1`, cache: false } });
+    started.push(svc);
+    // the last message a user text, so the first call of each request gets the tool call
+    const body = JSON.stringify({
+      ...(JSON.parse(turnBody(10)) as Record<string, unknown>),
+      messages: [
+        ...(JSON.parse(turnBody(10)) as { messages: unknown[] }).messages,
+        { role: 'assistant', content: 'Looked.' },
+        { role: 'user', content: 'And?' },
+      ],
+    });
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${svc.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test' },
+        body,
+      });
+      expect(res.status).toBe(200);
+      expect(await res.text()).not.toContain('svc_retrieve');
+    }
+    const bodies = upstream.requests.map((r) => r.body.toString('utf8'));
+    expect(bodies).toHaveLength(6);
+    // each request: the first call, then the continuation holding the original
+    expect(bodies[1]).toContain('"id":"toolu_r1"');
+    expect(bodies[1]!.length).toBeGreaterThan(bodies[0]!.length);
+    for (const i of [2, 4]) {
+      expect(bodies[i]).toBe(bodies[0]);
+      expect(bodies[i + 1]).toBe(bodies[1]);
+    }
+  });
+});
+
 describe('the retrieval tool joins the client tools', () => {
   const TOOLS = [
     { name: 'run', description: 'runs a step', input_schema: { type: 'object' } },

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { compressAndStore, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
-import { parseRequest, spliceRequest } from '../../formats/index.js';
+import { type ProviderFormat, parseRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
@@ -10,6 +10,7 @@ import { compressInWorker, readInWorker } from '../large-body/stages.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
+import { writeBody } from './splice-memo.js';
 import { clientResponseHeaders, upstreamError } from './upstream.js';
 import { createUsageTap } from './usage-tap.js';
 
@@ -43,23 +44,44 @@ export const parseStage: ProxyStage = {
     }
     // A large body is read in a worker thread (src/server/large-body): the event loop stays free.
     if (!(large?.takes(body.decoded) && (await readInWorker(ex, large, body.decoded))))
-      readJson(ex, body.decoded);
+      readJson(ex, body.decoded, plainParse(ex, body.decoded));
     return next();
   },
 };
 
+/** Bodies below this size that will not be compressed are parsed by `JSON.parse` alone. */
+const PLAIN_PARSE_BYTES = 64 * 1024;
+
+/**
+ * True when a body's parse only feeds the event and the guards (model,
+ * stream, token count, cache key): it will not be compressed, here or for
+ * `--observe`'s projection, and it is small. Then the body parser's reuse of
+ * earlier bodies (spans for the splicer, strings the memos have hashed) buys
+ * nothing, and keeping the body for a later turn would cost memory.
+ */
+function plainParse(ex: ProxyExchange, decoded: Buffer): boolean {
+  return ex.skipCompression && !ex.ctx.config.observe && decoded.length < PLAIN_PARSE_BYTES;
+}
+
 /**
  * Parses a decoded body into `ex` (text, JSON, the engine's view of it); a
- * body that is not JSON or not the format leaves compression off. The same
- * code runs in the large-body worker.
+ * body that is not JSON or not the format leaves compression off. `plain`:
+ * by `JSON.parse` alone (see `plainParse`). The same code runs in the
+ * large-body worker.
  */
-export function readJson(ex: ProxyExchange, decoded: Buffer): void {
+export function readJson(ex: ProxyExchange, decoded: Buffer, plain = false): void {
   if (!ex.format) return;
   try {
-    const read = ex.ctx.bodies.parseBytes(decoded);
-    ex.text = read.text;
-    const json = read.value;
-    ex.hints = read.hints;
+    let json: unknown;
+    if (plain) {
+      ex.text = decoded.toString('utf8');
+      json = JSON.parse(ex.text);
+    } else {
+      const read = ex.ctx.bodies.parseBytes(decoded);
+      ex.text = read.text;
+      json = read.value;
+      ex.hints = read.hints;
+    }
     if (typeof json === 'object' && json !== null && !Array.isArray(json)) {
       ex.json = json as Record<string, unknown>;
       ex.event.model = typeof ex.json.model === 'string' ? ex.json.model : undefined;
@@ -122,6 +144,14 @@ async function toolTokens(parsed: ParsedRequest): Promise<number> {
   return countRequestText(parsed.model ?? 'unknown', JSON.stringify(tools));
 }
 
+/** The messages array of a body (the splice memo's key). */
+function messagesOf(format: ProviderFormat, json: Record<string, unknown> | undefined): unknown {
+  let value: unknown = json;
+  for (const key of format.messagesPath)
+    value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+}
+
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
 export const spliceStage: ProxyStage = {
   name: 'splice',
@@ -129,10 +159,10 @@ export const spliceStage: ProxyStage = {
     const { output, parsed, format, text } = ex;
     if (output && parsed && format && text !== undefined) {
       try {
-        const spliced = spliceRequest(format, text, parsed, output, ex.hints);
+        const spliced = writeBody(format, text, parsed, output, ex.hints, messagesOf(format, ex.json));
         if (spliced !== undefined) {
-          ex.outBody = Buffer.from(spliced, 'utf8');
-          ex.spliced = { body: ex.outBody, text: spliced };
+          ex.outBody = spliced.body;
+          ex.spliced = spliced;
           ex.outEncoding = undefined;
         }
         // The whole request: the messages (system prompt included) and the tool definitions,

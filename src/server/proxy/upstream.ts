@@ -28,7 +28,13 @@ const NOT_FORWARDED = new Set([
   'x-svc-project',
 ]);
 
-function connectionTokens(value: string | string[] | undefined): Set<string> {
+function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  // one token, the common case (`keep-alive`, `close`)
+  if (typeof value === 'string' && !value.includes(',')) {
+    const token = value.trim().toLowerCase();
+    return token === '' ? new Set() : new Set([token]);
+  }
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
   return new Set(
     text
@@ -69,7 +75,7 @@ export function clientResponseHeaders(
   const named = connectionTokens(headers.connection);
   const out: string[] = [];
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name)) continue;
     if (Array.isArray(value)) for (const v of value) out.push(name, v);
     else out.push(name, value);
   }
@@ -108,6 +114,48 @@ export function upstreamError(err: unknown, url: string): SvcError {
  */
 export const UPSTREAM_KEEP_ALIVE_MS = 4_000;
 
+/** Origins of the upstream URLs' `scheme://authority` parts (a few per server). */
+const origins = new Map<string, string>();
+const MAX_ORIGINS = 64;
+
+/** A request target the WHATWG URL parser leaves as it is: no dot segment, no character it would escape. */
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*$/;
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:[/?]|$)|\/\//i;
+
+/**
+ * The origin and request target (path and query) of an upstream URL, as
+ * undici would take them from `new URL(url)`: parsed by URL only when the
+ * target holds something the URL parser would change (dot segments,
+ * characters it escapes); the origin of each `scheme://authority` is parsed
+ * once. Each call to undici with a URL string parses it again otherwise.
+ */
+export function requestTarget(url: string): { origin: string; path: string } {
+  const authority = url.indexOf('//');
+  const slash = authority < 0 ? -1 : url.indexOf('/', authority + 2);
+  const path = slash < 0 ? '' : url.slice(slash);
+  if (slash > 0 && PLAIN_TARGET.test(path) && !DOT_SEGMENT.test(path)) {
+    const prefix = url.slice(0, slash);
+    let origin = origins.get(prefix);
+    if (origin === undefined) {
+      const parsed = new URL(prefix);
+      origin = parsed.origin;
+      if (prefix.includes('?') || prefix.includes('#') || parsed.origin === 'null') return slowTarget(url);
+      if (origins.size >= MAX_ORIGINS) origins.clear();
+      origins.set(prefix, origin);
+    }
+    return { origin, path };
+  }
+  return slowTarget(url);
+}
+
+function slowTarget(url: string): { origin: string; path: string } {
+  const parsed = new URL(url);
+  return {
+    origin: parsed.origin,
+    path: parsed.search ? `${parsed.pathname}${parsed.search}` : parsed.pathname,
+  };
+}
+
 /** Errors that mean the connection closed under the request (no status line had arrived). */
 const CLOSED_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
@@ -140,22 +188,24 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
     return loading;
   };
   /** True when the pool holds an idle connection to the origin: the request will be written on it. */
-  const idleConnection = (agent: Agent, url: string): boolean => {
+  const idleConnection = (agent: Agent, origin: string): boolean => {
     const stats = (agent as unknown as { stats?: Record<string, { free?: number }> }).stats;
-    return (stats?.[new URL(url).origin]?.free ?? 0) > 0;
+    return (stats?.[origin]?.free ?? 0) > 0;
   };
   return {
     async call(call) {
       const { undici, agent } = await load();
+      const target = requestTarget(call.url);
       const send = () =>
-        undici.request(call.url, {
+        agent.request({
+          origin: target.origin,
+          path: target.path,
           method: call.method as 'POST',
           headers: call.headers,
           body: call.body ?? null,
           signal: call.signal,
-          dispatcher: agent,
         });
-      let reused = idleConnection(agent, call.url);
+      let reused = idleConnection(agent, target.origin);
       for (;;) {
         try {
           const { statusCode, headers, body } = await send();

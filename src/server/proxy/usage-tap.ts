@@ -47,12 +47,12 @@ export function createUsageTap(
   if (!sse && !type.includes('json')) return undefined;
   const unzip = decompressor(contentEncoding?.trim().toLowerCase());
   if (unzip === undefined) return undefined;
-  const decoder = new TextDecoder();
+  const decoder = sse ? new TextDecoder() : undefined;
   const tap = sse ? createSseTap(format) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   const take = (chunk: Buffer) => {
-    if (tap) tap.feed(decoder.decode(chunk, { stream: true }));
+    if (tap) tap.feed(decoder!.decode(chunk, { stream: true }));
     else {
       size += chunk.length;
       if (size <= MAX_JSON_BYTES) chunks.push(chunk);
@@ -68,7 +68,7 @@ export function createUsageTap(
   const finish = (): ReportedUsage | undefined => {
     if (broken) return undefined;
     if (tap) {
-      tap.feed(decoder.decode());
+      tap.feed(decoder!.decode());
       return tap.usage();
     }
     if (size > MAX_JSON_BYTES) return undefined;

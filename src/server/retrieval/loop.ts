@@ -79,6 +79,51 @@ async function insertedToolTokens(ex: ProxyExchange, insert: string): Promise<nu
 }
 
 /**
+ * What the stage did for a spliced body the splice memo holds
+ * (src/server/proxy/splice-memo.ts): that body comes again only for the same
+ * request text and engine output, so the tool is offered the same way (the
+ * same bytes, the same tokens added) as long as the rest of what decides it
+ * is the same. `body` undefined: not offered.
+ */
+interface OfferedTool {
+  contextCut: boolean;
+  stored: boolean;
+  body: Buffer | undefined;
+  /** The tool definition inserted (its tokens are counted with the request's, after forwarding). */
+  insert: string | undefined;
+}
+
+/**
+ * Counts the inserted tool definition into the request as forwarded
+ * (docs/stats.md), after the rest of its counts, once it has been forwarded.
+ */
+function countInserted(ex: ProxyExchange, insert: string): void {
+  const counted = ex.countTokens;
+  ex.countTokens = runOnce(async () => {
+    await counted?.();
+    if (ex.event.tokensBefore <= 0) return;
+    const added = await insertedToolTokens(ex, insert);
+    ex.event.tokensAfter += added;
+    ex.event.tokensAdded = added;
+  });
+  if (!counted) ex.onFinish.unshift(() => ex.countTokens?.());
+}
+
+const offeredTo = new WeakMap<Buffer, OfferedTool>();
+
+/** The loop's state for a body with the tool: its text decoded from the bytes if a round needs it. */
+function retrievalState(body: Buffer, format: RetrievalState['format']): RetrievalState {
+  let text: string | undefined;
+  return {
+    format,
+    get text() {
+      text ??= body.toString('utf8');
+      return text;
+    },
+  };
+}
+
+/**
  * Offers the retrieval tool (see `offersRetrieval`): a request with tools gets
  * `svc_retrieve` appended to them on every request, the same way every time,
  * so a conversation's tools stay byte-identical from its first request to its
@@ -92,23 +137,39 @@ export const retrievalToolStage: ProxyStage = {
     const spliced =
       ex.outEncoding === undefined && Buffer.isBuffer(ex.outBody) && ex.outBody !== ex.body?.raw;
     const known = ex.spliced;
-    const text = spliced
-      ? known?.body === ex.outBody
-        ? known.text
-        : (ex.outBody as Buffer).toString('utf8')
-      : ex.text;
-    if (text === undefined) return next();
+    if (!spliced && ex.text === undefined) return next();
+    // the text of what goes upstream, decoded only when the tool is offered (or markers are looked for)
+    let decoded: string | undefined;
+    const textOf = (): string => {
+      decoded ??= spliced
+        ? known?.body === ex.outBody
+          ? known.text
+          : (ex.outBody as Buffer).toString('utf8')
+        : ex.text!;
+      return decoded;
+    };
     // A spliced body with CCR entries holds their markers; otherwise look (a client may send markers itself).
     const marked = () =>
-      (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(text);
-    if (
-      !offersRetrieval(
-        ex.json,
-        spliced && contextCutIn(ex.output?.contextTransforms ?? ex.output?.result.transforms_applied),
-        marked,
-      )
-    )
+      (spliced && known?.body === ex.outBody && (ex.output?.ccrEntries.size ?? 0) > 0) || hasMarker(textOf());
+    const contextCut =
+      spliced && contextCutIn(ex.output?.contextTransforms ?? ex.output?.result.transforms_applied);
+    // The body the splice memo gave again (a memoized turn): the tool goes where it went then.
+    const memoKey = spliced && known?.body === ex.outBody ? known.body : undefined;
+    const stored = (ex.output?.ccrEntries.size ?? 0) > 0;
+    const offered = memoKey ? offeredTo.get(memoKey) : undefined;
+    if (offered && offered.contextCut === contextCut && offered.stored === stored) {
+      if (!offered.body) return next();
+      ex.outBody = offered.body;
+      ex.outEncoding = undefined;
+      ex.retrieval = retrievalState(offered.body, format);
+      if (offered.insert !== undefined) countInserted(ex, offered.insert);
       return next();
+    }
+    if (!offersRetrieval(ex.json, contextCut, marked)) {
+      if (memoKey) offeredTo.set(memoKey, { contextCut, stored, body: undefined, insert: undefined });
+      return next();
+    }
+    const text = textOf();
     // another stage (or the client) may have offered it already
     const edit = text.includes(`"name":"${RETRIEVE_TOOL_NAME}"`)
       ? undefined
@@ -131,19 +192,8 @@ export const retrievalToolStage: ProxyStage = {
     ex.outBody = bytes ? (edit ? editBytes(text, bytes, edit) : bytes) : Buffer.from(withTool, 'utf8');
     ex.outEncoding = undefined;
     ex.retrieval = { text: withTool, format };
-    if (edit) {
-      // The inserted tool definition is part of the request as forwarded (docs/stats.md);
-      // counted with the rest, after forwarding.
-      const counted = ex.countTokens;
-      ex.countTokens = runOnce(async () => {
-        await counted?.();
-        if (ex.event.tokensBefore <= 0) return;
-        const added = await insertedToolTokens(ex, edit.insert);
-        ex.event.tokensAfter += added;
-        ex.event.tokensAdded = added;
-      });
-      if (!counted) ex.onFinish.unshift(() => ex.countTokens?.());
-    }
+    if (edit) countInserted(ex, edit.insert);
+    if (memoKey) offeredTo.set(memoKey, { contextCut, stored, body: ex.outBody, insert: edit?.insert });
     return next();
   },
 };
