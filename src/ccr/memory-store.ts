@@ -6,7 +6,7 @@ import type { CcrStore } from './store.js';
 export interface MemoryCcrStoreOptions {
   /**
    * Maximum estimated bytes (originals as V8 keeps them: one byte a character
-   * when all are Latin-1, else two; and the entries). Default 256 MiB.
+   * when all are Latin-1, else two; and the entries). Default 256 MiB here; `svc serve` passes `--ccr-memory-max-bytes` (32 MiB).
    */
   maxSize?: number;
   /** Time to live in ms. Default 24 h. */
@@ -43,6 +43,12 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): CcrSt
       put(hash, original);
     },
     async putMany(entries) {
+      // One request's originals must all stay: a batch past the cap would evict its own first entries.
+      let bytes = 0;
+      for (const [hash, original] of entries)
+        bytes += stringBytes(original) + stringBytes(hash) + ENTRY_OVERHEAD;
+      if (bytes > maxSize)
+        throw new SvcError('SVC_STORE_UNAVAILABLE', `CCR entries of ${bytes} bytes exceed the store's cap`);
       for (const [hash, original] of entries) put(hash, original);
     },
     async get(hash) {

@@ -176,7 +176,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: 'ccr-memory-max-bytes',
     env: 'SERVICE_CCR_MEMORY_MAX_BYTES',
     kind: 'integer',
-    default: 256 * 1024 * 1024,
+    default: 32 * 1024 * 1024,
     min: 1024 * 1024,
     description:
       "the server's in-memory CCR store (without --store): maximum estimated bytes of originals kept; least recently used leave first",

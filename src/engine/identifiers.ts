@@ -4,7 +4,7 @@
  * into their next call. Compressors keep the lines and items that carry them.
  */
 
-import { lruOfEntries } from '../lru.js';
+import { LRUCache } from 'lru-cache';
 import { contentHash } from './hash.js';
 
 /** A maximal run of identifier characters. */
@@ -51,20 +51,34 @@ function withoutTrailing(run: string): string {
   while (end > 0 && TRAILING_CHARS.includes(run[end - 1]!)) end -= 1;
   return run.slice(0, end);
 }
-/** Identifier lists of long texts, by content hash: history is rescanned on every request. */
-const cache = lruOfEntries<string, string[]>(20_000);
+/**
+ * Identifier lists of long texts, by content hash: history is rescanned on
+ * every request. Each list is kept joined into one string of its own: the
+ * matches themselves are V8 substrings that keep the whole text they were cut
+ * from alive, and 20,000 kept lists held every tool output of the last
+ * hundreds of conversations (issue 19). Bounded by the characters kept.
+ */
+const cache = new LRUCache<string, string>({
+  maxSize: 2 * 1024 * 1024,
+  sizeCalculation: (ids, key) => ids.length + key.length + 64,
+});
 const CACHE_MIN_LENGTH = 1024;
+/** Identifiers are runs of `RUN_RE`'s characters: no line break in one. */
+const JOIN = '\n';
 
 /** Adds the identifiers of `text` to `into`. */
 export function collectIdentifiers(text: string, into: Set<string>): void {
-  let ids: string[] | undefined;
+  let ids: string[];
   if (text.length >= CACHE_MIN_LENGTH) {
     const key = contentHash(text);
-    ids = cache.get(key);
-    if (!ids) {
+    const joined = cache.get(key);
+    if (joined === undefined) {
       ids = extractIdentifiers(text);
-      cache.set(key, ids);
-    }
+      const value = ids.join(JOIN);
+      if (value.length < 256 * 1024) cache.set(key, value);
+      // the set keeps the copies cut from `value`, not substrings of `text`
+      if (value !== '') ids = value.split(JOIN);
+    } else ids = joined === '' ? [] : joined.split(JOIN);
   } else ids = extractIdentifiers(text);
   for (const id of ids) into.add(id);
 }
