@@ -220,6 +220,35 @@ export function contentText(content: ChatMessage['content']): string {
 }
 
 /**
+ * Tokens of `messages` as `countMessages` adds them, each text by `count`: a
+ * message counted before (same content, calls and name) costs a lookup; with
+ * `remember`, the counts made here are kept for the next call (only exact
+ * ones: a bound is not a count).
+ */
+function sumMessages(
+  messages: readonly ChatMessage[],
+  counted: WeakMap<ChatMessage, MessageCount>,
+  count: (text: string) => number,
+  remember: boolean,
+): number {
+  let total = REPLY_PRIMING;
+  for (const msg of messages) {
+    const known = counted.get(msg);
+    if (known && known.content === msg.content && known.calls === msg.tool_calls && known.name === msg.name) {
+      total += known.n;
+      continue;
+    }
+    let n = PER_MESSAGE + count(contentText(msg.content));
+    if (msg.name) n += PER_NAME + count(msg.name);
+    for (const call of msg.tool_calls ?? [])
+      n += PER_TOOL_CALL + count(call.function?.name ?? '') + count(call.function?.arguments ?? '');
+    if (remember) counted.set(msg, { content: msg.content, calls: msg.tool_calls, name: msg.name, n });
+    total += n;
+  }
+  return total;
+}
+
+/**
  * A tokenizer for a model. Counts of distinct texts are memoized by the text
  * (shared across calls, bounded), so a conversation re-sent each turn is
  * counted once per new piece of content (principle 4).
@@ -270,49 +299,7 @@ export function tokenizerFor(model: string): Tokenizer {
     countText,
     atLeast,
     atMost,
-    countMessagesAtMost(messages) {
-      let total = REPLY_PRIMING;
-      for (const msg of messages) {
-        const known = counted.get(msg);
-        if (
-          known &&
-          known.content === msg.content &&
-          known.calls === msg.tool_calls &&
-          known.name === msg.name
-        ) {
-          total += known.n;
-          continue;
-        }
-        total += PER_MESSAGE + atMost(contentText(msg.content));
-        if (msg.name) total += PER_NAME + atMost(msg.name);
-        for (const call of msg.tool_calls ?? [])
-          total += PER_TOOL_CALL + atMost(call.function?.name ?? '') + atMost(call.function?.arguments ?? '');
-      }
-      return total;
-    },
-    countMessages(messages) {
-      let total = REPLY_PRIMING;
-      for (const msg of messages) {
-        const known = counted.get(msg);
-        if (
-          known &&
-          known.content === msg.content &&
-          known.calls === msg.tool_calls &&
-          known.name === msg.name
-        ) {
-          total += known.n;
-          continue;
-        }
-        let n = PER_MESSAGE + countText(contentText(msg.content));
-        if (msg.name) n += PER_NAME + countText(msg.name);
-        for (const call of msg.tool_calls ?? []) {
-          n +=
-            PER_TOOL_CALL + countText(call.function?.name ?? '') + countText(call.function?.arguments ?? '');
-        }
-        counted.set(msg, { content: msg.content, calls: msg.tool_calls, name: msg.name, n });
-        total += n;
-      }
-      return total;
-    },
+    countMessagesAtMost: (messages) => sumMessages(messages, counted, atMost, false),
+    countMessages: (messages) => sumMessages(messages, counted, countText, true),
   };
 }
