@@ -13,19 +13,19 @@
  * `--node-options --heapsnapshot-signal=SIGUSR2 --signal SIGUSR2` writes a
  * heap snapshot of the server at the end (into the current directory).
  *
- * fresh: every request a new conversation; same: the same body again;
+ * fresh: every request a new conversation, every message new (300 sessions
+ * cycled); same: the same body again;
  * session: conversations of several turns (each request the previous one plus
  * a new turn). Run from dist/ (`npm run build` first).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { generateSession } from '../fixtures/generate.js';
 import { toMessagesBody } from '../fixtures/lib/conversation.js';
 import { ROOT, requireBuild } from './lib/measure.js';
+import { bodyPool, memoryParts, rssMb, sleep, spawnPrintsPort, spawnSvc } from './lib/servers.js';
 
 const argv = process.argv.slice(2);
 const dd = argv.indexOf('--');
@@ -43,93 +43,11 @@ const SVC_NODE_OPTIONS = opt('--node-options', undefined);
 /** Send this signal to the server at the end (e.g. SIGUSR2 with --heapsnapshot-signal), then wait. */
 const SIGNAL_AT_END = opt('--signal', undefined);
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function rssMb(pid) {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function spawnPrintsPort(file, args = []) {
-  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /(\d+)\n/.exec(out);
-      if (m) resolve({ child, url: `http://127.0.0.1:${m[1]}` });
-    });
-    child.on('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-}
-
-async function spawnSvc(upstream, home) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, 'bin/run.js'),
-      'serve',
-      '--port',
-      String(port),
-      '--messages-api-url',
-      `${upstream}/v1`,
-      '--no-telemetry',
-      '--no-cache',
-      '--no-rate-limit',
-      '--log-level',
-      'warn',
-      ...extra,
-    ],
-    {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: {
-        ...process.env,
-        SERVICE_HOME: home,
-        ...(SVC_NODE_OPTIONS ? { NODE_OPTIONS: SVC_NODE_OPTIONS } : {}),
-      },
-    },
-  );
-  const pool = new Pool(url, { connections: 1 });
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`svc serve exited ${child.exitCode}`);
-    try {
-      const res = await pool.request({ method: 'GET', path: '/health' });
-      await res.body.dump();
-      if (res.statusCode === 200) break;
-    } catch {
-      await sleep(5);
-    }
-  }
-  await pool.close();
-  return { child, url };
-}
-
+/** The server's memory parts in MB (none for the bare proxy). */
 async function parts(url) {
   if (BASELINE) return {};
-  const pool = new Pool(url, { connections: 1 });
-  try {
-    const res = await pool.request({ method: 'GET', path: '/metrics' });
-    const text = await res.body.text();
-    const out = {};
-    for (const m of text.matchAll(/^service_memory_bytes\{part="([^"]+)"\} (\S+)$/gm))
-      out[m[1]] = Math.round(Number(m[2]) / 1024 / 1024);
-    return out;
-  } finally {
-    await pool.close();
-  }
+  const mb = await memoryParts(url);
+  return Object.fromEntries(Object.entries(mb).map(([k, v]) => [k, Math.round(v)]));
 }
 
 const base = toMessagesBody(generateSession(91_000));
@@ -137,11 +55,18 @@ const baseText = JSON.stringify(base);
 const task = base.messages[0].content[0].text;
 const at = baseText.indexOf(JSON.stringify(task).slice(1, -1));
 let counter = 0;
+let fresh;
+/** 300 different sessions for `fresh`, built when first needed. */
+const pool = () => {
+  fresh ??= bodyPool((i) => generateSession(91_000, 1000 + i), 300);
+  return fresh;
+};
 /** The next body of the chosen mode. */
 function nextBody() {
   const n = counter++;
   if (MODE === 'same') return baseText;
-  if (MODE === 'fresh') return `${baseText.slice(0, at)}[${process.pid}-${n}] ${baseText.slice(at)}`;
+  // fresh: a session of its own, every message new (as bench/perf.js)
+  if (MODE === 'fresh') return pool().fresh(n);
   // session: 10 conversations, each grows by one turn a request: the first k messages of the base
   const conv = n % 10;
   const turn = Math.floor(n / 10);
@@ -157,7 +82,11 @@ async function main() {
   const mock = await spawnPrintsPort(join(ROOT, 'bench/lib/mock-upstream.js'));
   const proc = BASELINE
     ? await spawnPrintsPort(join(ROOT, 'bench/lib/forward-proxy.js'), [mock.url])
-    : await spawnSvc(mock.url, home);
+    : await spawnSvc(mock.url, {
+        home,
+        extra,
+        env: SVC_NODE_OPTIONS ? { NODE_OPTIONS: SVC_NODE_OPTIONS } : {},
+      });
   const pid = proc.child.pid;
   const t0 = performance.now();
   const rows = [];

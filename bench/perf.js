@@ -24,16 +24,24 @@
  * "same" into cache hits; bench/guards.js measures the guards) and a
  * throwaway SERVICE_HOME. Run from dist/ (`npm run bench` builds first).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { generateSession } from '../fixtures/generate.js';
-import { buildSession, toMessagesBody } from '../fixtures/lib/conversation.js';
+import { buildSession } from '../fixtures/lib/conversation.js';
 import { createRng } from '../fixtures/lib/rng.js';
 import { loadNote, median, printTable, ROOT, requireBuild, runNode } from './lib/measure.js';
+import {
+  bodyPool,
+  cpuMs,
+  memoryParts,
+  rssMb,
+  sleep,
+  spawnPrintsPort,
+  spawnSvc,
+  stop,
+} from './lib/servers.js';
 
 const argv = process.argv.slice(2);
 const has = (f) => argv.includes(f);
@@ -62,121 +70,12 @@ const TARGETS = {
 
 // ---------------------------------------------------------------- helpers
 
-function rssMb(pid) {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
-
-const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
-
-/** CPU time (user + system, all threads) a process has used, in ms. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
-
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Spawns a helper that prints its port on stdout. */
-function spawnPrintsPort(file, args = []) {
-  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /(\d+)\n/.exec(out);
-      if (m) resolve({ child, url: `http://127.0.0.1:${m[1]}` });
-    });
-    child.on('exit', (code) => reject(new Error(`${file} exited ${code}`)));
-  });
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-/** Spawns `svc serve`, resolving when GET /health answers 200, with the time that took. */
-async function spawnSvc(upstream, extra, home) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      join(ROOT, 'bin/run.js'),
-      'serve',
-      '--port',
-      String(port),
-      '--messages-api-url',
-      `${upstream}/v1`,
-      '--compat-api-url',
-      `${upstream}/v1`,
-      '--no-telemetry',
-      '--no-cache',
-      '--no-rate-limit',
-      '--log-level',
-      'warn',
-      ...extra,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SERVICE_HOME: home } },
-  );
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const pool = new Pool(url, { connections: 1 });
-  try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`svc serve exited ${child.exitCode}: ${stderr}`);
-      try {
-        const res = await pool.request({ method: 'GET', path: '/health' });
-        await res.body.dump();
-        if (res.statusCode === 200) break;
-      } catch {
-        await sleep(2);
-      }
-    }
-  } finally {
-    await pool.close();
-  }
-  return { child, url, readyMs: performance.now() - t0 };
-}
-
 // ---------------------------------------------------------------- bodies
-
-/**
- * Messages-format bodies of `count` different sessions (`session(i)`): `same` is the first,
- * `fresh(n)` the n-th in turn, so every message of a fresh request is new to svc. Over `count`
- * requests in a row it repeats one (the load phase cycles), which no memo bounded below `count`
- * bodies can keep.
- */
-function bodyPool(session, count) {
-  const texts = Array.from({ length: count }, (_, i) => JSON.stringify(toMessagesBody(session(i))));
-  return {
-    bytes: Buffer.byteLength(texts[0]),
-    same: texts[0],
-    fresh: (n) => texts[1 + (n % (count - 1))],
-  };
-}
 
 let freshCounter = 0;
 
@@ -252,8 +151,8 @@ async function main() {
   const results = { bodies: { small_bytes: small.bytes, large_bytes: large.bytes }, targets: {} };
   const variants = [
     { name: 'baseline', start: () => spawnBaseline(mock.url) },
-    { name: 'no-optimize', start: () => spawnSvc(mock.url, ['--no-optimize'], home) },
-    { name: 'svc', start: () => spawnSvc(mock.url, [], home) },
+    { name: 'no-optimize', start: () => spawnSvc(mock.url, { home, extra: ['--no-optimize'] }) },
+    { name: 'svc', start: () => spawnSvc(mock.url, { home }) },
   ].filter((v) => !ONLY || ONLY.includes(v.name) || v.name === 'baseline');
 
   try {
@@ -309,7 +208,7 @@ async function main() {
       await pool.close();
       await sleep(IDLE_S * 1000);
       out.rss_after_idle_mb = rssMb(pid);
-      if (v.name !== 'baseline') out.metrics_memory = await memoryMetrics(proc.url);
+      if (v.name !== 'baseline') out.metrics_memory = await memoryParts(proc.url);
       await stop(proc.child);
     }
 
@@ -345,21 +244,6 @@ async function spawnBaseline(upstream) {
   const t0 = performance.now();
   const p = await spawnPrintsPort(join(ROOT, 'bench/lib/forward-proxy.js'), [upstream]);
   return { ...p, readyMs: performance.now() - t0 };
-}
-
-/** The `service_memory_bytes` lines of /metrics, if the server has them. */
-async function memoryMetrics(url) {
-  const pool = new Pool(url, { connections: 1 });
-  try {
-    const res = await pool.request({ method: 'GET', path: '/metrics' });
-    const text = await res.body.text();
-    const parts = {};
-    for (const m of text.matchAll(/^service_memory_bytes\{part="([^"]+)"\} (\S+)$/gm))
-      parts[m[1]] = Number(m[2]) / 1024 / 1024;
-    return parts;
-  } finally {
-    await pool.close();
-  }
 }
 
 // ---------------------------------------------------------------- report

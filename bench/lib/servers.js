@@ -1,0 +1,143 @@
+/**
+ * The processes and bodies the speed and memory benches share (bench/perf.js,
+ * bench/memory.js): `svc serve` and helper servers on loopback, a process's
+ * RSS and CPU from /proc, `service_memory_bytes` from /metrics, and pools of
+ * different sessions for "fresh" requests.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { toMessagesBody } from '../../fixtures/lib/conversation.js';
+import { ROOT } from './measure.js';
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident memory of a process, in MB. */
+export function rssMb(pid) {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
+
+/** CPU time (user + system, all threads) a process has used, in ms. */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a helper that prints its port on stdout (bench/lib/mock-upstream.js, forward-proxy.js). */
+export function spawnPrintsPort(file, args = []) {
+  const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(\d+)\n/.exec(out);
+      if (m) resolve({ child, url: `http://127.0.0.1:${m[1]}` });
+    });
+    child.on('exit', (code) => reject(new Error(`${file} exited ${code}`)));
+  });
+}
+
+/** Stops a child process and waits for it to exit. */
+export async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * Spawns `svc serve` against `upstream` (--no-cache --no-rate-limit, a
+ * throwaway SERVICE_HOME `home`, `extra` flags, `env` added), resolving when
+ * GET /health answers 200, with the time that took.
+ */
+export async function spawnSvc(upstream, { home, extra = [], env = {} }) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/run.js'),
+      'serve',
+      '--port',
+      String(port),
+      '--messages-api-url',
+      `${upstream}/v1`,
+      '--compat-api-url',
+      `${upstream}/v1`,
+      '--no-telemetry',
+      '--no-cache',
+      '--no-rate-limit',
+      '--log-level',
+      'warn',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SERVICE_HOME: home, ...env } },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const pool = new Pool(url, { connections: 1 });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`svc serve exited ${child.exitCode}: ${stderr}`);
+      try {
+        const res = await pool.request({ method: 'GET', path: '/health' });
+        await res.body.dump();
+        if (res.statusCode === 200) break;
+      } catch {
+        await sleep(2);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  return { child, url, readyMs: performance.now() - t0 };
+}
+
+/** The `service_memory_bytes` parts of a server's /metrics, in MB. */
+export async function memoryParts(url) {
+  const pool = new Pool(url, { connections: 1 });
+  try {
+    const res = await pool.request({ method: 'GET', path: '/metrics' });
+    const text = await res.body.text();
+    const parts = {};
+    for (const m of text.matchAll(/^service_memory_bytes\{part="([^"]+)"\} (\S+)$/gm))
+      parts[m[1]] = Number(m[2]) / 1024 / 1024;
+    return parts;
+  } finally {
+    await pool.close();
+  }
+}
+
+/**
+ * Messages-format bodies of `count` different sessions (`session(i)`): `same` is the first,
+ * `fresh(n)` the n-th in turn, so every message of a fresh request is new to svc. Over `count`
+ * requests in a row it repeats one (a long load cycles), which no memo bounded below `count`
+ * bodies can keep.
+ */
+export function bodyPool(session, count) {
+  const texts = Array.from({ length: count }, (_, i) => JSON.stringify(toMessagesBody(session(i))));
+  return {
+    bytes: Buffer.byteLength(texts[0]),
+    same: texts[0],
+    fresh: (n) => texts[1 + (n % (count - 1))],
+  };
+}
