@@ -98,10 +98,7 @@ function writeMessages(
   outOf: ReadonlyMap<number, ChatMessage>,
   perMessage: ReadonlyMap<number, number[]>,
 ): void {
-  const list = format.messagesPath.reduce<unknown>(
-    (v, key) => (v as Record<string | number, unknown> | undefined)?.[key],
-    parsed.body,
-  );
+  const list = messagesList(format, parsed.body);
   const near = output.messageOrigin.some((o) => o < 0) ? besideInserted(parsed, output) : undefined;
   for (const [m, members] of perMessage) {
     const changed = members.some((i) => {
@@ -183,4 +180,13 @@ export function spliceRequest(
   merger?.flush(edits);
   if (edits.size === 0) return undefined;
   return applyJsonEdits(text, edits, parsed.body, hints);
+}
+
+/** The value at a body's `messagesPath` (its messages array), or undefined. */
+export function messagesList(format: ProviderFormat, body: unknown): unknown {
+  return format.messagesPath.reduce<unknown>(
+    (v, key) =>
+      typeof v === 'object' && v !== null ? (v as Record<string | number, unknown>)[key] : undefined,
+    body,
+  );
 }

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { compressAndStore, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
-import { type ProviderFormat, parseRequest } from '../../formats/index.js';
+import { messagesList, parseRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
@@ -144,14 +144,6 @@ async function toolTokens(parsed: ParsedRequest): Promise<number> {
   return countRequestText(parsed.model ?? 'unknown', JSON.stringify(tools));
 }
 
-/** The messages array of a body (the splice memo's key). */
-function messagesOf(format: ProviderFormat, json: Record<string, unknown> | undefined): unknown {
-  let value: unknown = json;
-  for (const key of format.messagesPath)
-    value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-  return value;
-}
-
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
 export const spliceStage: ProxyStage = {
   name: 'splice',
@@ -159,7 +151,7 @@ export const spliceStage: ProxyStage = {
     const { output, parsed, format, text } = ex;
     if (output && parsed && format && text !== undefined) {
       try {
-        const spliced = writeBody(format, text, parsed, output, ex.hints, messagesOf(format, ex.json));
+        const spliced = writeBody(format, text, parsed, output, ex.hints, messagesList(format, ex.json));
         if (spliced !== undefined) {
           ex.outBody = spliced.body;
           ex.spliced = spliced;

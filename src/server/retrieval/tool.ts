@@ -1,7 +1,12 @@
 import { retrieve } from '../../ccr/retrieve.js';
 import { RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { isSvcError } from '../../errors.js';
-import type { AssistantTurn, ProviderFormat, ToolAnswer } from '../../formats/index.js';
+import {
+  type AssistantTurn,
+  messagesList,
+  type ProviderFormat,
+  type ToolAnswer,
+} from '../../formats/index.js';
 import {
   applyJsonEdits,
   arrayItemSpans,
@@ -229,10 +234,7 @@ export function appendRetrievalTurn(
   answers: readonly RetrievalAnswer[],
 ): string {
   const body = JSON.parse(text) as unknown;
-  const list = format.messagesPath.reduce<unknown>(
-    (v, key) => (v as Record<string | number, unknown> | undefined)?.[key],
-    body,
-  );
+  const list = messagesList(format, body);
   const count = Array.isArray(list) ? list.length : 0;
   const edits = new JsonEdits();
   const turn = Array.isArray(assistant) ? assistant : [assistant];
