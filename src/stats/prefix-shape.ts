@@ -25,10 +25,28 @@ export interface RequestShape extends PrefixShape {
 
 /** A segment's hash: the first 48 bits of the sha1 of its JSON (an exact integer in a double). */
 export function segmentHash(value: unknown): number {
-  return createHash('sha1')
-    .update(JSON.stringify(value) ?? 'null')
-    .digest()
-    .readUIntBE(0, 6);
+  return textHash(JSON.stringify(value) ?? 'null');
+}
+
+function textHash(json: string): number {
+  return createHash('sha1').update(json).digest().readUIntBE(0, 6);
+}
+
+/** The JSON text of each tool list, by the parsed array (one per request; never modified). */
+const toolTexts = new WeakMap<unknown[], string>();
+
+/**
+ * `JSON.stringify(tools)`, once per parsed array: the accounting (hash and
+ * count), the stats' token count and the retrieval tool's count each need
+ * it, and a coding agent's tool list is tens of KB on every request.
+ */
+export function toolsJson(tools: unknown[]): string {
+  let json = toolTexts.get(tools);
+  if (json === undefined) {
+    json = JSON.stringify(tools);
+    toolTexts.set(tools, json);
+  }
+  return json;
 }
 
 /** Each message's hash, memoized per message object (a re-sent conversation reuses its objects). */
@@ -57,8 +75,9 @@ export function prefixShape(
   const cumulative: number[] = [];
   let total = 0;
   if (tools && tools.length > 0) {
-    hashes.push(segmentHash(tools));
-    total += tokenizer.countText(JSON.stringify(tools));
+    const json = toolsJson(tools);
+    hashes.push(textHash(json));
+    total += tokenizer.countText(json);
     cumulative.push(total);
   }
   const priming = tokenizer.countMessages([]);

@@ -4,6 +4,7 @@ import { compressAndStore, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
 import { messagesList, parseRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
+import { toolsJson } from '../../stats/prefix-shape.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
 import { compressInWorker, readInWorker } from '../large-body/stages.js';
@@ -141,7 +142,7 @@ export const compressStage: ProxyStage = {
 async function toolTokens(parsed: ParsedRequest): Promise<number> {
   const tools = parsed.body.tools;
   if (!Array.isArray(tools) || tools.length === 0) return 0;
-  return countRequestText(parsed.model ?? 'unknown', JSON.stringify(tools));
+  return countRequestText(parsed.model ?? 'unknown', toolsJson(tools));
 }
 
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */

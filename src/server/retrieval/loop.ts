@@ -5,6 +5,7 @@ import zlib from 'node:zlib';
 import { countRequestText } from '../../compression.js';
 import { hasMarker, RETRIEVE_TOOL_NAME } from '../../engine/markers.js';
 import { type SseEvent, type SseUsageReader, sseEvents } from '../../formats/index.js';
+import { toolsJson } from '../../stats/prefix-shape.js';
 import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
 import { runOnce } from '../proxy/stages.js';
@@ -74,8 +75,11 @@ async function insertedToolTokens(ex: ProxyExchange, insert: string): Promise<nu
   } catch {
     return countRequestText(model, insert);
   }
-  const before = sent.length > 0 ? await countRequestText(model, JSON.stringify(sent)) : 0;
-  return (await countRequestText(model, JSON.stringify([...sent, tool]))) - before;
+  if (sent.length === 0) return countRequestText(model, JSON.stringify([tool]));
+  // JSON.stringify([...sent, tool]), from the text of `sent` the other counts share
+  const json = toolsJson(sent);
+  const before = await countRequestText(model, json);
+  return (await countRequestText(model, `${json.slice(0, -1)},${JSON.stringify(tool)}]`)) - before;
 }
 
 /**
