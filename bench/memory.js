@@ -23,9 +23,18 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { generateSession } from '../fixtures/generate.js';
-import { toMessagesBody } from '../fixtures/lib/conversation.js';
 import { ROOT, requireBuild } from './lib/measure.js';
-import { bodyPool, memoryParts, rssMb, sleep, spawnPrintsPort, spawnSvc } from './lib/servers.js';
+import {
+  AGENT_TOOL_TOKENS,
+  agentBody,
+  bodyPool,
+  memoryParts,
+  postMessages,
+  rssMb,
+  sleep,
+  spawnPrintsPort,
+  spawnSvc,
+} from './lib/servers.js';
 
 const argv = process.argv.slice(2);
 const dd = argv.indexOf('--');
@@ -50,7 +59,7 @@ async function parts(url) {
   return Object.fromEntries(Object.entries(mb).map(([k, v]) => [k, Math.round(v)]));
 }
 
-const base = toMessagesBody(generateSession(91_000));
+const base = agentBody(generateSession(91_000 - AGENT_TOOL_TOKENS));
 const baseText = JSON.stringify(base);
 const task = base.messages[0].content[0].text;
 const at = baseText.indexOf(JSON.stringify(task).slice(1, -1));
@@ -58,7 +67,7 @@ let counter = 0;
 let fresh;
 /** 300 different sessions for `fresh`, built when first needed. */
 const pool = () => {
-  fresh ??= bodyPool((i) => generateSession(91_000, 1000 + i), 300);
+  fresh ??= bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), 300, { agent: true });
   return fresh;
 };
 /** The next body of the chosen mode. */
@@ -113,18 +122,7 @@ async function main() {
     await Promise.all(
       Array.from({ length: 10 }, async () => {
         while (performance.now() < end) {
-          const res = await pool.request({
-            method: 'POST',
-            path: '/v1/messages',
-            body: nextBody(),
-            headers: {
-              'content-type': 'application/json',
-              'x-api-key': 'sk-ant-bench',
-              'anthropic-version': '2023-06-01',
-            },
-          });
-          await res.body.dump();
-          if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+          await postMessages(pool, nextBody());
           done++;
         }
       }),

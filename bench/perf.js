@@ -7,7 +7,9 @@
  *   - no-optimize  `svc serve --no-optimize`,
  *   - svc          `svc serve` (compressing),
  * with messages-format bodies built like a Claude Code session
- * (fixtures/generate.js: ~1k and ~91k tokens), "fresh" (every request a new
+ * (fixtures/generate.js: ~1k and ~91k tokens; the ~91k ones shaped like a
+ * coding agent's, messages first, then the system prompt and ~12k tokens of
+ * tool definitions, `agentBody` in bench/lib/servers.js), "fresh" (every request a new
  * conversation: a session of its own, so every message is new) and "same"
  * (the same body again).
  *
@@ -33,9 +35,11 @@ import { buildSession } from '../fixtures/lib/conversation.js';
 import { createRng } from '../fixtures/lib/rng.js';
 import { loadNote, median, printTable, ROOT, requireBuild, runNode } from './lib/measure.js';
 import {
+  AGENT_TOOL_TOKENS,
   bodyPool,
   cpuMs,
   memoryParts,
+  postMessages,
   rssMb,
   sleep,
   spawnPrintsPort,
@@ -81,18 +85,7 @@ let freshCounter = 0;
 
 async function send(pool, body) {
   const t0 = performance.now();
-  const res = await pool.request({
-    method: 'POST',
-    path: '/v1/messages',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': 'sk-ant-bench',
-      'anthropic-version': '2023-06-01',
-    },
-  });
-  await res.body.dump();
-  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+  await postMessages(pool, body);
   return performance.now() - t0;
 }
 
@@ -145,7 +138,7 @@ async function main() {
   const home = mkdtempSync(join(os.tmpdir(), 'svc-perf-'));
   // ~1.1k tokens (one log output, below the size the router compresses) and ~91k (o200k counts)
   const small = bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), POOL);
-  const large = bodyPool((i) => generateSession(91_000, 1000 + i), POOL);
+  const large = bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), POOL, { agent: true });
   const mock = await spawnPrintsPort(join(ROOT, 'bench/lib/mock-upstream.js'));
   const direct = new Pool(mock.url, { connections: 32 });
   const results = { bodies: { small_bytes: small.bytes, large_bytes: large.bytes }, targets: {} };

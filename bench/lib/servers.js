@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { proseDoc } from '../../fixtures/lib/content.js';
 import { toMessagesBody } from '../../fixtures/lib/conversation.js';
+import { createRng } from '../../fixtures/lib/rng.js';
 import { ROOT } from './measure.js';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -51,6 +53,22 @@ export function spawnPrintsPort(file, args = []) {
     });
     child.on('exit', (code) => reject(new Error(`${file} exited ${code}`)));
   });
+}
+
+/** POSTs a messages-format body to `/v1/messages` on `pool` and reads the answer; throws unless 200. */
+export async function postMessages(pool, body) {
+  const res = await pool.request({
+    method: 'POST',
+    path: '/v1/messages',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'sk-ant-bench',
+      'anthropic-version': '2023-06-01',
+    },
+  });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
 }
 
 /** Stops a child process and waits for it to exit. */
@@ -128,13 +146,55 @@ export async function memoryParts(url) {
 }
 
 /**
+ * Tool definitions the size of a coding agent's (18 tools, ~60 KB of JSON,
+ * ~12k tokens), the same for every session, as one client sends them.
+ */
+export const AGENT_TOOLS = (() => {
+  const rng = createRng(4242);
+  const names = ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep', 'Task', 'TodoWrite', 'WebFetch'];
+  return Array.from({ length: 18 }, (_, t) => ({
+    name: `${names[t % names.length]}${t < names.length ? '' : 'Extra'}`,
+    description: proseDoc(rng, 6),
+    input_schema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: proseDoc(rng, 1).slice(0, 300) },
+        limit: { type: 'number', description: proseDoc(rng, 1).slice(0, 200) },
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+  }));
+})();
+
+/** Tokens of `AGENT_TOOLS` (o200k, counted once): a session of `n - AGENT_TOOL_TOKENS` makes an n-token body. */
+export const AGENT_TOOL_TOKENS = 12_000;
+
+/**
+ * A body shaped like a coding agent's (Claude Code's): the messages first,
+ * then the system prompt and the tool list, which every turn repeats after
+ * the growing conversation.
+ */
+export function agentBody(session) {
+  const b = toMessagesBody(session);
+  return {
+    model: b.model,
+    messages: b.messages,
+    system: b.system,
+    tools: AGENT_TOOLS,
+    max_tokens: b.max_tokens,
+  };
+}
+
+/**
  * Messages-format bodies of `count` different sessions (`session(i)`): `same` is the first,
  * `fresh(n)` the n-th in turn, so every message of a fresh request is new to svc. Over `count`
  * requests in a row it repeats one (a long load cycles), which no memo bounded below `count`
  * bodies can keep.
  */
-export function bodyPool(session, count) {
-  const texts = Array.from({ length: count }, (_, i) => JSON.stringify(toMessagesBody(session(i))));
+export function bodyPool(session, count, { agent = false } = {}) {
+  const body = agent ? agentBody : toMessagesBody;
+  const texts = Array.from({ length: count }, (_, i) => JSON.stringify(body(session(i))));
   return {
     bytes: Buffer.byteLength(texts[0]),
     same: texts[0],
