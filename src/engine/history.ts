@@ -291,13 +291,32 @@ export const MIN_LINE_CHARS = 8;
 
 /** Normal form of a line for repeat detection: line number of a listing and outer whitespace removed. */
 export function lineKey(line: string): string {
-  return line.replace(/^ *\d+(?:→|\t)/, '').trim();
+  return line.slice(listingPrefixEnd(line)).trim();
+}
+
+/** End of a listing's line number (`/^ *\d+(?:→|\t)/`) at the start of `line`, or 0. */
+function listingPrefixEnd(line: string): number {
+  let i = 0;
+  while (line.charCodeAt(i) === 32) i++;
+  const digits = i;
+  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(i)) i++;
+  if (i === digits) return 0;
+  const c = line.charCodeAt(i);
+  return c === 0x2192 || c === 9 ? i + 1 : 0;
 }
 
 function addLines(text: string, into: Set<string>): void {
-  for (const line of text.split('\n')) {
-    const key = lineKey(line);
-    if (key.length >= MIN_LINE_CHARS) into.add(key);
+  let from = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', from);
+    const line = nl === -1 ? text.slice(from) : text.slice(from, nl);
+    // a line shorter than a key cannot give one
+    if (line.length >= MIN_LINE_CHARS) {
+      const key = lineKey(line);
+      if (key.length >= MIN_LINE_CHARS) into.add(key);
+    }
+    if (nl === -1) return;
+    from = nl + 1;
   }
 }
 

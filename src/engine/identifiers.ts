@@ -7,24 +7,62 @@
 import { LRUCache } from 'lru-cache';
 import { contentHash } from './hash.js';
 
-/** A maximal run of identifier characters. */
-const RUN_RE = /[A-Za-z0-9_.:/@#-]{5,}/g;
-/** What makes a run ID-like rather than a plain word. */
-const ID_MARK_RE = /[0-9/_.:]/;
+/**
+ * Identifier characters (`[A-Za-z0-9_.:/@#-]`), and those that mark a run as
+ * ID-like rather than a plain word (`[0-9/_.:]`), by character code.
+ */
+const ID_CHAR = 1;
+const ID_MARK = 2;
+const ID_CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z0-9_.:/@#-]/.test(ch)) ID_CLASS[c] = ID_CHAR | (/[0-9/_.:]/.test(ch) ? ID_MARK : 0);
+}
+/** Shortest identifier. */
+const MIN_ID = 5;
 
-/** Identifier-like strings of a text, trailing punctuation removed, in order of appearance. */
+/**
+ * Identifier-like strings of a text, trailing punctuation removed, in order of
+ * appearance: maximal runs of at least 5 identifier characters
+ * (`[A-Za-z0-9_.:/@#-]{5,}`) that hold one of `[0-9/_.:]`. One pass over the
+ * character codes (about twice the speed of the regex it replaces, and the
+ * same runs).
+ */
 export function extractIdentifiers(text: string): string[] {
   const out: string[] = [];
-  RUN_RE.lastIndex = 0;
-  for (let m = RUN_RE.exec(text); m !== null; m = RUN_RE.exec(text)) {
-    let run = m[0];
-    if (TRAILING_CHARS.includes(run[run.length - 1]!)) {
-      run = withoutTrailing(run);
-      if (run.length < 5) continue;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || ID_CLASS[c] === 0) {
+      i++;
+      continue;
     }
-    if (ID_MARK_RE.test(run)) out.push(run);
+    const start = i;
+    let marks = 0;
+    for (; i < n; i++) {
+      const k = text.charCodeAt(i);
+      const cls = k < 128 ? ID_CLASS[k]! : 0;
+      if (cls === 0) break;
+      marks |= cls;
+    }
+    if (i - start < MIN_ID || !(marks & ID_MARK)) continue;
+    let end = i;
+    while (end > start && TRAILING_CHARS.includes(text[end - 1]!)) end--;
+    if (end - start < MIN_ID) continue;
+    if (end === i) out.push(text.slice(start, end));
+    else {
+      // the mark may have been in the trailing punctuation only
+      const run = text.slice(start, end);
+      if (hasMark(run)) out.push(run);
+    }
   }
   return out;
+}
+
+function hasMark(run: string): boolean {
+  for (let k = 0; k < run.length; k++) if (ID_CLASS[run.charCodeAt(k)]! & ID_MARK) return true;
+  return false;
 }
 
 const TRAILING_CHARS = '.:,;@#-';
@@ -63,7 +101,7 @@ const cache = new LRUCache<string, string>({
   sizeCalculation: (ids, key) => ids.length + key.length + 64,
 });
 const CACHE_MIN_LENGTH = 1024;
-/** Identifiers are runs of `RUN_RE`'s characters: no line break in one. */
+/** Identifiers are runs of identifier characters: no line break in one. */
 const JOIN = '\n';
 
 /** Adds the identifiers of `text` to `into`. */

@@ -1,4 +1,4 @@
-import { beginParseCall, endParseCall } from './compressors/json-parse.js';
+import { beginCall, endCall } from './call-scope.js';
 import { intelligentContextStep } from './context/step.js';
 import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
@@ -84,11 +84,11 @@ export function compressMessages(
   options: EngineOptions,
   deps: EngineDeps = {},
 ): EngineOutput {
-  beginParseCall();
+  beginCall();
   try {
     return compressInCall(messages, options, deps);
   } finally {
-    endParseCall();
+    endCall();
   }
 }
 

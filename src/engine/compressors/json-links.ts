@@ -20,11 +20,14 @@ export function shapeOf(obj: Record<string, unknown>): string {
   return Object.keys(obj).sort().join(',');
 }
 
-function derivedLink(base: unknown, value: unknown): value is string {
+/** True when `base` is a url links may extend (`derivedLink` is false for every value otherwise). */
+function linkBase(base: unknown): base is string {
+  return typeof base === 'string' && base.length >= MIN_URL && /^https?:\/\//.test(base);
+}
+
+/** True when `value` extends `base`, a `linkBase`. */
+function extendsBase(base: string, value: unknown): value is string {
   return (
-    typeof base === 'string' &&
-    base.length >= MIN_URL &&
-    /^https?:\/\//.test(base) &&
     typeof value === 'string' &&
     value.startsWith(base) &&
     (value[base.length] === '/' || value[base.length] === '{')
@@ -35,9 +38,14 @@ function derivedLink(base: unknown, value: unknown): value is string {
 export function collectLinkShapes(value: unknown, into: Set<string>): void {
   if (Array.isArray(value)) for (const c of value) collectLinkShapes(c, into);
   else if (isRecord(value)) {
-    if (Object.entries(value).some(([k, c]) => k !== URL_FIELD && derivedLink(value[URL_FIELD], c)))
-      into.add(shapeOf(value));
-    for (const c of Object.values(value)) collectLinkShapes(c, into);
+    const base = value[URL_FIELD];
+    if (linkBase(base))
+      for (const k in value)
+        if (Object.hasOwn(value, k) && k !== URL_FIELD && extendsBase(base, value[k])) {
+          into.add(shapeOf(value));
+          break;
+        }
+    for (const k in value) if (Object.hasOwn(value, k)) collectLinkShapes(value[k], into);
   }
 }
 
@@ -52,27 +60,42 @@ export function relativizeLinks(
 ): { value: unknown; rewritten: number } {
   const local = new Set<string>();
   let rewritten = 0;
+  // a subtree with no link rewritten is returned as it is (the caller only reads the result)
   const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
+    if (Array.isArray(v)) {
+      let changed = false;
+      const out = v.map((c) => {
+        const w = walk(c);
+        if (w !== c) changed = true;
+        return w;
+      });
+      return changed ? out : v;
+    }
     if (!isRecord(v)) return v;
     const base = v[URL_FIELD];
-    const shape = shapeOf(v);
-    const known = shown.has(shape) || local.has(shape);
+    const linked = linkBase(base);
+    // decided before the children are walked: they may add this shape to `local`
+    const shape = linked ? shapeOf(v) : '';
+    const known = linked && (shown.has(shape) || local.has(shape));
     const out: Record<string, unknown> = {};
     let links = 0;
+    let changed = false;
     for (const [k, c] of Object.entries(v)) {
-      if (k !== URL_FIELD && derivedLink(base, c)) {
+      if (linked && k !== URL_FIELD && extendsBase(base, c)) {
         links++;
         if (known) {
-          out[k] = `{url}${c.slice((base as string).length)}`;
+          out[k] = `{url}${c.slice(base.length)}`;
           rewritten++;
+          changed = true;
           continue;
         }
       }
-      out[k] = walk(c);
+      const w = walk(c);
+      if (w !== c) changed = true;
+      out[k] = w;
     }
     if (links > 0) local.add(shape);
-    return out;
+    return changed ? out : v;
   };
   return { value: walk(value), rewritten };
 }

@@ -1,3 +1,5 @@
+import { callScopedMap, inCall } from '../call-scope.js';
+
 /** A tool output that is JSON, possibly after a short preamble (`HTTP 200`). */
 export interface ParsedJson {
   /** Text before the JSON (kept verbatim), e.g. a status line; may be empty. */
@@ -60,29 +62,16 @@ export function parseJsonLines(lines: readonly string[]): unknown[] | null {
  * Results of `parseJsonContent` during one engine call, by text: the router
  * detects a type by parsing, the JSON compressor parses the same output, and
  * the history scans parse it again for later messages. Parsed values are
- * never modified (compressors build new ones). Emptied by the engine when its
- * call ends, so nothing is kept between requests.
+ * never modified (compressors build new ones). Emptied when the engine call
+ * ends (`call-scope.ts`), so nothing is kept between requests.
  */
-const parsedInCall = new Map<string, ParsedJson | null>();
+const parsedInCall = callScopedMap<string, ParsedJson | null>();
 const PARSED_IN_CALL_MAX = 256;
 const PARSED_IN_CALL_MAX_CHARS = 4 * 1024 * 1024;
 
-let callDepth = 0;
-
-/** Starts an engine call (`compressMessages`): texts parsed until it ends are parsed once. */
-export function beginParseCall(): void {
-  callDepth += 1;
-}
-
-/** Ends it: the texts parsed during it are forgotten. */
-export function endParseCall(): void {
-  callDepth = Math.max(0, callDepth - 1);
-  if (callDepth === 0) parsedInCall.clear();
-}
-
 /** Recognizes JSON content; null when the text is not JSON. */
 export function parseJsonContent(text: string): ParsedJson | null {
-  if (callDepth === 0) return parseUncached(text);
+  if (!inCall()) return parseUncached(text);
   const known = parsedInCall.get(text);
   if (known !== undefined) return known;
   const parsed = parseUncached(text);

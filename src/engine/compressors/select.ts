@@ -1,3 +1,4 @@
+import { callScopedMap, inCall } from '../call-scope.js';
 import { extractIdentifiers, isNameLike } from '../identifiers.js';
 import { approxTokens } from './lines.js';
 
@@ -10,9 +11,32 @@ import { approxTokens } from './lines.js';
 const VOLATILE_RE =
   /^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.,]*(?:Z|[+-]\d\d:?\d\d)?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+\.\d+(?:e[+-]?\d+)?|\d{1,5})$/i;
 
+/**
+ * Stable identifiers of the lines (and items) seen in this engine call: a
+ * selection asks for a line's identifiers when it looks for new ones and
+ * again for the index of what it omitted. Callers never modify the lists.
+ */
+const stableInCall = callScopedMap<string, readonly string[]>();
+/** Lines remembered per call at most (a huge body's lines are asked about once or twice each anyway). */
+const STABLE_IN_CALL_MAX = 100_000;
+const NO_IDS: readonly string[] = [];
+
 /** Identifiers of a line that are stable names, not per-line noise. */
-export function stableIdentifiers(line: string): string[] {
-  return extractIdentifiers(line).filter((id) => !VOLATILE_RE.test(id));
+export function stableIdentifiers(line: string): readonly string[] {
+  if (line.length < 5) return NO_IDS;
+  if (!inCall()) return stableOf(line);
+  let ids = stableInCall.get(line);
+  if (ids === undefined) {
+    ids = stableOf(line);
+    if (stableInCall.size < STABLE_IN_CALL_MAX) stableInCall.set(line, ids);
+  }
+  return ids;
+}
+
+function stableOf(line: string): readonly string[] {
+  const ids = extractIdentifiers(line);
+  if (ids.length === 0) return NO_IDS;
+  return ids.filter((id) => !VOLATILE_RE.test(id));
 }
 
 /** Estimated cost of the note that replaces a gap. */

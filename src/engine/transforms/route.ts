@@ -74,15 +74,39 @@ export function worthIt(before: number, after: number): boolean {
  * request is forwarded (issue 19).
  */
 function worthItFor(before: string, after: string, tokenizer: Tokenizer): boolean {
+  // worthIt also holds for a smaller `after`: an upper bound of the compressed text's count (its
+  // UTF-8 bytes) settles it without counting when the lower bound of the original reaches it; a
+  // lossy selection of a long output (a few percent of it kept) is usually settled so
+  const high = tokenizer.atMost?.(after);
+  if (high !== undefined && enoughFor(high) <= before.length / PLAUSIBLE_CHARS_PER_TOKEN)
+    if (settledBy(before, high, tokenizer)) return true;
   const afterTokens = tokenizer.countText(after);
-  // worthIt(b, a) holds from b = max(a + MIN_SAVED_TOKENS, a / (1 - MIN_SAVINGS_RATIO)) on (one
-  // more for rounding): a bound that reaches it settles it, so counting pre-tokens may stop there
-  const enough =
-    Math.ceil(Math.max(afterTokens + MIN_SAVED_TOKENS, afterTokens / (1 - MIN_SAVINGS_RATIO))) + 1;
-  const low = tokenizer.atLeast?.(before, enough);
-  if (low !== undefined && worthIt(low, afterTokens)) return true;
+  if (settledBy(before, afterTokens, tokenizer)) return true;
   return worthIt(tokenizer.countText(before), afterTokens);
 }
+
+/**
+ * True when a lower bound of `before`'s count makes `worthIt(before, afterTokens)`
+ * hold. worthIt(b, a) holds from b = max(a + MIN_SAVED_TOKENS, a / (1 - MIN_SAVINGS_RATIO))
+ * on (one more for rounding): a bound that reaches it settles it, so counting
+ * pre-tokens may stop there.
+ */
+function settledBy(before: string, afterTokens: number, tokenizer: Tokenizer): boolean {
+  const low = tokenizer.atLeast?.(before, enoughFor(afterTokens));
+  return low !== undefined && worthIt(low, afterTokens);
+}
+
+/** The count of an original from which `worthIt(count, afterTokens)` holds (see `settledBy`). */
+function enoughFor(afterTokens: number): number {
+  return Math.ceil(Math.max(afterTokens + MIN_SAVED_TOKENS, afterTokens / (1 - MIN_SAVINGS_RATIO))) + 1;
+}
+
+/**
+ * The byte bound is tried only when the original may well have that many
+ * pre-tokens (text averages 3-4 characters a token): otherwise counting its
+ * pre-tokens to the end would be spent for nothing.
+ */
+const PLAUSIBLE_CHARS_PER_TOKEN = 4;
 
 /** True when `text` has at least `SMALL_OUTPUT_TOKENS` tokens, counted only when its lower bound has fewer. */
 function bigEnough(text: string, tokenizer: Tokenizer): boolean {
