@@ -150,3 +150,45 @@ export function sumChunks(text, regex, each, enough = Number.POSITIVE_INFINITY) 
   }
   return total;
 }
+
+/**
+ * The token count of `text` as BPE per chunk gives it: a chunk that is a token of its own counts
+ * 1, found by `isToken(text, start, end)` without cutting it out of the text (most chunks are
+ * words, numbers and punctuation of one token); any other chunk counts `other(chunk)`.
+ */
+export function sumChunkCounts(text, regex, isToken, other) {
+  let total = 0;
+  let p = 0;
+  const n = text.length;
+  while (p < n) {
+    let end = nextChunkEnd(text, p);
+    if (end < 0) {
+      regex.lastIndex = p;
+      const m = regex.exec(text);
+      if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
+      end = p + m[0].length;
+    }
+    total += isToken(text, p, end) ? 1 : other(text.slice(p, end));
+    p = end;
+  }
+  return total;
+}
+
+/** How many chunks `text` has (`sumChunks` with every chunk counting 1, no chunk cut out); stops at `enough`. */
+export function chunkCount(text, regex, enough = Number.POSITIVE_INFINITY) {
+  let total = 0;
+  let p = 0;
+  const n = text.length;
+  while (p < n && total < enough) {
+    let end = nextChunkEnd(text, p);
+    if (end < 0) {
+      regex.lastIndex = p;
+      const m = regex.exec(text);
+      if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
+      end = p + m[0].length;
+    }
+    total++;
+    p = end;
+  }
+  return total;
+}
