@@ -4,9 +4,6 @@
  * into their next call. Compressors keep the lines and items that carry them.
  */
 
-import { LRUCache } from 'lru-cache';
-import { contentHash } from './hash.js';
-
 /**
  * Identifier characters (`[A-Za-z0-9_.:/@#-]`), and those that mark a run as
  * ID-like rather than a plain word (`[0-9/_.:]`), by character code.
@@ -90,35 +87,13 @@ function withoutTrailing(run: string): string {
   return run.slice(0, end);
 }
 /**
- * Identifier lists of long texts, by content hash: history is rescanned on
- * every request. Each list is kept joined into one string of its own: the
- * matches themselves are V8 substrings that keep the whole text they were cut
- * from alive, and 20,000 kept lists held every tool output of the last
- * hundreds of conversations (issue 19). Bounded by the characters kept.
+ * Adds the identifiers of `text` to `into`. The history's scans call it once
+ * per message and conversation (they are kept between turns, see history.ts);
+ * a cache of lists by content hash cost more at first sight (a SHA-256, a
+ * join and a split per text) than extracting again on a missed scan.
  */
-const cache = new LRUCache<string, string>({
-  maxSize: 2 * 1024 * 1024,
-  sizeCalculation: (ids, key) => ids.length + key.length + 64,
-});
-const CACHE_MIN_LENGTH = 1024;
-/** Identifiers are runs of identifier characters: no line break in one. */
-const JOIN = '\n';
-
-/** Adds the identifiers of `text` to `into`. */
 export function collectIdentifiers(text: string, into: Set<string>): void {
-  let ids: string[];
-  if (text.length >= CACHE_MIN_LENGTH) {
-    const key = contentHash(text);
-    const joined = cache.get(key);
-    if (joined === undefined) {
-      ids = extractIdentifiers(text);
-      const value = ids.join(JOIN);
-      if (value.length < 256 * 1024) cache.set(key, value);
-      // the set keeps the copies cut from `value`, not substrings of `text`
-      if (value !== '') ids = value.split(JOIN);
-    } else ids = joined === '' ? [] : joined.split(JOIN);
-  } else ids = extractIdentifiers(text);
-  for (const id of ids) into.add(id);
+  for (const id of extractIdentifiers(text)) into.add(id);
 }
 
 /** Words of a user message that name something specific: codes, numbers, paths, quoted names. */
