@@ -3,7 +3,13 @@
  * Loopback mock upstream for the benches: answers every POST with a small
  * non-streaming reply (messages format for /v1/messages, chat-completions
  * otherwise) once the request body has been read. Prints its port on stdout.
+ *
+ * `GET /__watch?pid=N` makes it read process N's CPU time (/proc) when each
+ * later POST arrives, and `GET /__arrival` answers the last such reading in
+ * ms: a bench sending through a proxy at c=1 gets the proxy's CPU time on the
+ * request path (from before it sent to when the upstream has the request).
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
 const MESSAGES_REPLY = JSON.stringify({
@@ -23,7 +29,26 @@ const CHAT_REPLY = JSON.stringify({
   usage: { prompt_tokens: 1000, completion_tokens: 1, total_tokens: 1001 },
 });
 
+let watched = 0;
+let arrivalCpuMs = Number.NaN;
+
+/** CPU time (user + system, all threads) of process `pid`, in ms (USER_HZ is 100). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const server = createServer((req, res) => {
+  if (req.method === 'GET' && req.url?.startsWith('/__watch?pid=')) {
+    watched = Number(req.url.slice('/__watch?pid='.length));
+    res.end('ok');
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/__arrival') {
+    res.end(String(arrivalCpuMs));
+    return;
+  }
+  if (watched) arrivalCpuMs = cpuMs(watched);
   req.resume();
   req.on('end', () => {
     const reply = req.url?.endsWith('/messages') ? MESSAGES_REPLY : CHAT_REPLY;
