@@ -116,11 +116,25 @@ function fromIndex(GptEncoding, name, read, chunker) {
   decoder.length = n;
   const api = GptEncoding.getEncodingApi(name, () => decoder);
   const core = api.bytePairEncodingCoreProcessor;
-  // Whether text[start, end) is a token of its own: the same lookup as get() below, on the range
+  // Whether text[start, end) is a token of its own: the same lookup as get() below, on the range.
+  // The tokens found recently are kept by hash in a small table (where they sit in the token text,
+  // and their length), checked character by character: it stays in the processor's cache, where
+  // the rank index (megabytes) does not.
+  const HOT = 1 << 14;
+  const hotHash = new Int32Array(HOT);
+  const hotAt = new Int32Array(HOT);
+  const hotLength = new Int32Array(HOT);
   const isToken = (text, start, end) => {
     let h = 0x811c9dc5;
     for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
     const length = end - start;
+    const slot = h & (HOT - 1);
+    if (hotHash[slot] === h && hotLength[slot] === length) {
+      const at = hotAt[slot];
+      let k = 0;
+      while (k < length && blob.charCodeAt(at + k) === text.charCodeAt(start + k)) k++;
+      if (k === length) return true;
+    }
     for (let i = (h >>> 0) & mask; ; i = (i + 1) & mask) {
       const rank = table[i] - 1;
       if (rank < 0) return false;
@@ -128,7 +142,12 @@ function fromIndex(GptEncoding, name, read, chunker) {
       if (offsets[rank + 1] - at !== length) continue;
       let k = 0;
       while (k < length && blob.charCodeAt(at + k) === text.charCodeAt(start + k)) k++;
-      if (k === length) return true;
+      if (k === length) {
+        hotHash[slot] = h;
+        hotAt[slot] = at;
+        hotLength[slot] = length;
+        return true;
+      }
     }
   };
   core.bytePairStringRankEncoder = {
