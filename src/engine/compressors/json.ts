@@ -119,13 +119,16 @@ function compressItemLines(
   const itemLines: number[] = [];
   const values: unknown[] = [];
   body.forEach((l, i) => {
-    if (!/^\s*[{[]/.test(l) || nestsDeeperThan(l, MAX_JSON_DEPTH)) return;
+    if (!/^\s*[{[]/.test(l)) return;
+    let value: unknown;
     try {
-      values.push(JSON.parse(l));
-      itemLines.push(i);
+      value = JSON.parse(l);
     } catch {
-      // not an item: kept as it is
+      return; // not an item: kept as it is
     }
+    if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return;
+    values.push(value);
+    itemLines.push(i);
   });
   if (values.length < 2) return null;
   const cap = capFor('json', approxTokens(body.join('\n')), ctx.capScale);
