@@ -14,9 +14,11 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const NO_KEYS: readonly string[] = [];
+
 /** The identity keys of an object (`id=123`, `url="https://..."`), or none; `fields` are its keys. */
-function identityKeys(obj: Record<string, unknown>, fields: number): string[] {
-  if (fields < MIN_ENTITY_FIELDS) return [];
+function identityKeys(obj: Record<string, unknown>, fields: number): readonly string[] {
+  if (fields < MIN_ENTITY_FIELDS) return NO_KEYS;
   const keys: string[] = [];
   for (const f of IDENTITY_FIELDS) {
     const v = obj[f];
@@ -32,8 +34,9 @@ export function collectEntities(value: unknown, into: Map<string, Record<string,
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) for (const c of v) walk(c);
     else if (isRecord(v)) {
-      for (const k of identityKeys(v, Object.keys(v).length)) into.set(k, v);
-      for (const c of Object.values(v)) walk(c);
+      const fields = Object.keys(v);
+      for (const k of identityKeys(v, fields.length)) into.set(k, v);
+      for (const f of fields) walk(v[f]);
     }
   };
   walk(value);
@@ -75,8 +78,9 @@ export function shortenKnownEntities(
     }
     const obj = v as Record<string, unknown>;
     const fields = Object.keys(obj);
-    const keys = earlier.size > 0 ? identityKeys(obj, fields.length) : [];
-    const before = keys.map((k) => earlier.get(k)).find((e) => e !== undefined);
+    const keys = earlier.size > 0 ? identityKeys(obj, fields.length) : NO_KEYS;
+    let before: Record<string, unknown> | undefined;
+    for (let i = 0; i < keys.length && before === undefined; i++) before = earlier.get(keys[i]!);
     if (before) {
       const identity = new Set(keys.map((k) => k.slice(0, k.indexOf('='))));
       const out: Record<string, unknown> = {};
