@@ -25,18 +25,32 @@ function uniformKeys(arr: readonly unknown[]): string[] | null {
   return keys;
 }
 
+/**
+ * JSON texts of objects and arrays written by an earlier `renderCompact`, by
+ * object: `compressJson` renders the whole value, then the value it shortened,
+ * which holds many of the same objects.
+ */
+export type PlainJsonMemo = Map<object, string>;
+
 /** Plain JSON of a value inside an array (where JSON.stringify writes what it leaves out as null). */
-function plain(v: unknown): string {
-  return JSON.stringify(v) ?? 'null';
+function plain(v: unknown, memo: PlainJsonMemo | undefined): string {
+  if (memo === undefined || typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
+  let json = memo.get(v);
+  if (json === undefined) {
+    json = JSON.stringify(v);
+    memo.set(v, json);
+  }
+  return json;
 }
 
 /**
  * Minified JSON with uniform record arrays in columnar form where shorter
  * (by characters). `value` is a JSON value (what `JSON.parse` returns, or a
- * value built of such values).
+ * value built of such values); `memo` keeps the JSON of its parts for a later
+ * call on a value sharing them (the objects are not modified in between).
  */
-export function renderCompact(value: unknown): string {
-  return withColumns(value) ?? plain(value);
+export function renderCompact(value: unknown, memo?: PlainJsonMemo): string {
+  return withColumns(value, memo) ?? plain(value, memo);
 }
 
 /**
@@ -45,17 +59,17 @@ export function renderCompact(value: unknown): string {
  * writes far faster than a walk could. Decided bottom-up, so every value is
  * visited once and only the parts that differ from plain JSON are built here.
  */
-function withColumns(v: unknown): string | null {
+function withColumns(v: unknown, memo: PlainJsonMemo | undefined): string | null {
   if (typeof v !== 'object' || v === null) return null;
   if (Array.isArray(v)) {
     const keys = uniformKeys(v);
-    if (keys) return recordsWithColumns(v as readonly Record<string, unknown>[], keys);
+    if (keys) return recordsWithColumns(v as readonly Record<string, unknown>[], keys, memo);
     let parts: string[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const c = withColumns(v[i]);
+      const c = withColumns(v[i], memo);
       if (c === null && parts === undefined) continue;
-      parts ??= v.slice(0, i).map(plain);
-      parts.push(c ?? plain(v[i]));
+      parts ??= v.slice(0, i).map((it) => plain(it, memo));
+      parts.push(c ?? plain(v[i], memo));
     }
     return parts === undefined ? null : `[${parts.join(',')}]`;
   }
@@ -63,21 +77,26 @@ function withColumns(v: unknown): string | null {
   const keys = Object.keys(v);
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    const c = withColumns((v as Record<string, unknown>)[k]);
+    const c = withColumns((v as Record<string, unknown>)[k], memo);
     if (c === null && parts === undefined) continue;
-    parts ??= fieldsOf(v as Record<string, unknown>, keys, i);
+    parts ??= fieldsOf(v as Record<string, unknown>, keys, i, memo);
     const child = (v as Record<string, unknown>)[k];
-    if (child !== undefined) parts.push(`${JSON.stringify(k)}:${c ?? plain(child)}`);
+    if (child !== undefined) parts.push(`${JSON.stringify(k)}:${c ?? plain(child, memo)}`);
   }
   return parts === undefined ? null : `{${parts.join(',')}}`;
 }
 
 /** `"key":json` of the first `n` fields of a record (fields JSON leaves out skipped). */
-function fieldsOf(obj: Record<string, unknown>, keys: readonly string[], n: number): string[] {
+function fieldsOf(
+  obj: Record<string, unknown>,
+  keys: readonly string[],
+  n: number,
+  memo: PlainJsonMemo | undefined,
+): string[] {
   const parts: string[] = [];
   for (let i = 0; i < n; i++) {
     const k = keys[i]!;
-    if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${plain(obj[k])}`);
+    if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${plain(obj[k], memo)}`);
   }
   return parts;
 }
@@ -90,6 +109,7 @@ function fieldsOf(obj: Record<string, unknown>, keys: readonly string[], n: numb
 function recordsWithColumns(
   rows: readonly Record<string, unknown>[],
   keys: readonly string[],
+  memo: PlainJsonMemo | undefined,
 ): string | null {
   let perRow = 0;
   for (const k of keys) perRow += JSON.stringify(k).length + 1;
@@ -98,9 +118,9 @@ function recordsWithColumns(
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]!;
     for (let k = 0; k < keys.length; k++) {
-      const c = withColumns(row[keys[k]!]);
+      const c = withColumns(row[keys[k]!], memo);
       if (c === null && cells === undefined) continue;
-      cells ??= rows.map((it) => keys.map((key) => plain(it[key])));
+      cells ??= rows.map((it) => keys.map((key) => plain(it[key], memo)));
       cells[r]![k] = c ?? cells[r]![k]!;
     }
   }

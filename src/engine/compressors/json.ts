@@ -4,7 +4,7 @@ import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
 import { relativizeLinks } from './json-links.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonContent } from './json-parse.js';
-import { renderCompact } from './json-render.js';
+import { type PlainJsonMemo, renderCompact } from './json-render.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
@@ -116,7 +116,8 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   }
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
   const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
-  const lossless = parsed.preamble + renderCompact(links.value);
+  const rendered: PlainJsonMemo = new Map();
+  const lossless = parsed.preamble + renderCompact(links.value, rendered);
   if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, errorsKept: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
@@ -124,7 +125,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
   if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)
     return { text: lossless, lossy: false };
-  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
+  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value, rendered);
   const note = [
     errorNote(stats.errorsKept, stats.errors),
     stats.paths.slice(0, 3).join(', '),
