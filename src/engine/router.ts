@@ -1,5 +1,5 @@
 import { parseJsonContent, parseJsonLines } from './compressors/json-parse.js';
-import { withoutTaskLabels } from './compressors/lines.js';
+import { isBlank, withoutTaskLabels } from './compressors/lines.js';
 import { isNumberedListing, listingBody } from './compressors/listing.js';
 import { STACK_RE } from './compressors/log.js';
 import type { ContentType } from './compressors/types.js';
@@ -24,6 +24,8 @@ const TEST_RE =
 const CODE_RE =
   /^\s*(?:def |class |function |import |from \S+ import|export |const |let |var |public |private |protected |fn |func |package |#include|defmodule |defp? |module |interface |type |struct |impl |use |require |return\b|if\s*\(|for\s*\(|end$|\}|[\w.]+\(.*\);?$)|[{;]\s*$/;
 
+/** A line holding one JSON object. */
+const JSON_LINE_RE = /^\s*\{.*\}\s*$/;
 /** A row of a column-aligned table: at least three cells separated by runs of spaces. */
 const TABLE_ROW_RE = /^\S.*?\S(?: {2,}|\t)\S.*?(?: {2,}|\t)\S/;
 /** A line of natural language: six or more words, no column alignment, no code punctuation. */
@@ -36,16 +38,49 @@ const PROSE_LINE = {
   },
 };
 
-function share(lines: readonly string[], re: { test(line: string): boolean }): number {
+/**
+ * The lines the detectors test: the non-blank ones, each cut to
+ * `MAX_TESTED_CHARS` (detectors look at the start of a line; the cut keeps
+ * their cost linear on huge lines). Made once per text, for every detector.
+ */
+function testedLines(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const l of lines)
+    if (!isBlank(l)) out.push(l.length > MAX_TESTED_CHARS ? l.slice(0, MAX_TESTED_CHARS) : l);
+  return out;
+}
+
+/**
+ * True when at least `min` of the tested lines match: the share of matching
+ * lines, as a ratio, reaches `min`. Stops as soon as the lines left cannot
+ * change the answer (the ratio only grows with each match).
+ */
+function share(tested: readonly string[], re: { test(line: string): boolean }, min: number): boolean {
+  const n = tested.length;
+  if (n === 0) return 0 >= min;
   let hit = 0;
-  let n = 0;
-  for (const l of lines) {
-    if (l.trim() === '') continue;
-    n++;
-    // detectors look at the start of a line; a cut keeps their cost linear on huge lines
-    if (re.test(l.length > MAX_TESTED_CHARS ? l.slice(0, MAX_TESTED_CHARS) : l)) hit++;
+  for (let i = 0; i < n; i++) {
+    if (re.test(tested[i]!)) {
+      hit++;
+      if (hit / n >= min) return true;
+    } else if ((hit + n - i - 1) / n < min) return false;
   }
-  return n === 0 ? 0 : hit / n;
+  return hit / n >= min;
+}
+
+/** True when `head` holds at least `min` tags and one per 60 characters: counts until that is settled. */
+function tagDense(head: string, min: number): boolean {
+  if (!head.includes('<')) return false;
+  TAG_RE.lastIndex = 0;
+  let tags = 0;
+  while (TAG_RE.test(head)) {
+    tags++;
+    if (tags >= min && tags * 60 > head.length) {
+      TAG_RE.lastIndex = 0;
+      return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -57,30 +92,33 @@ function share(lines: readonly string[], re: { test(line: string): boolean }): n
  */
 export function detectContentType(text: string): ContentType {
   if (parseJsonContent(text)) return 'json';
-  let lines = text.split('\n', SAMPLE_LINES + 1);
-  if (lines.length > SAMPLE_LINES) lines = lines.slice(0, SAMPLE_LINES);
+  const lines = text.split('\n', SAMPLE_LINES);
   if (isNumberedListing(lines)) {
     // a file read by an agent: JSON Lines and logs by their content, anything else is a source file
     const body = listingBody(lines);
     const jsonLines = body.filter((l) => /^\s*[{[]/.test(l));
     if (jsonLines.length >= body.length * 0.5 && parseJsonLines(jsonLines)) return 'json';
-    if (share(body, TIMESTAMP_RE) >= 0.3 || share(body, LEVEL_RE) >= 0.25) return 'log';
+    const tested = testedLines(body);
+    if (share(tested, TIMESTAMP_RE, 0.3) || share(tested, LEVEL_RE, 0.25)) return 'log';
     return 'code';
   }
-  if (DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
-  const head = lines.join('\n');
+  // a hunk header holds `@@ -`: one native search settles most texts
+  if (text.includes('@@ -') && DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
+  // the sampled lines as one text: a prefix of `text`
+  let headLength = lines.length - 1;
+  for (const l of lines) headLength += l.length;
+  const head = headLength === text.length ? text : text.slice(0, headLength);
   if (HTML_START_RE.test(head)) return 'html';
-  const tags = head.match(TAG_RE)?.length ?? 0;
-  if (tags >= 10 && tags * 60 > head.length) return 'html';
+  if (tagDense(head, 10)) return 'html';
   // a task runner's labels (`pkg:task: `) hide the levels, results and frames behind them
-  lines = withoutTaskLabels(lines);
-  if (share(lines, TIMESTAMP_RE) >= 0.3 || share(lines, LEVEL_RE) >= 0.25 || share(lines, TEST_RE) >= 0.2)
+  const tested = testedLines(withoutTaskLabels(lines));
+  if (share(tested, TIMESTAMP_RE, 0.3) || share(tested, LEVEL_RE, 0.25) || share(tested, TEST_RE, 0.2))
     return 'log';
-  if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';
-  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
-  if (share(lines, TABLE_ROW_RE) >= 0.6) return 'table';
-  if (share(lines, CODE_RE) >= 0.25) return 'code';
-  return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';
+  if (share(tested, JSON_LINE_RE, 0.5) || share(tested, STACK_RE, 0.3)) return 'log';
+  if (share(tested, GREP_LINE_RE, 0.6) || share(tested, PATH_LINE_RE, 0.8)) return 'search';
+  if (share(tested, TABLE_ROW_RE, 0.6)) return 'table';
+  if (share(tested, CODE_RE, 0.25)) return 'code';
+  return share(tested, PROSE_LINE, 0.4) ? 'prose' : 'text';
 }
 
 /**

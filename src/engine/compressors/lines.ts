@@ -7,6 +7,19 @@ export function approxTokens(text: string): number {
   return Math.ceil(text.length / 3.5);
 }
 
+/**
+ * True when `line` is empty or all whitespace: `line.trim() === ''` without
+ * the trimmed copy (`\s` is the set `trim` removes).
+ */
+export function isBlank(line: string): boolean {
+  const c = line.charCodeAt(0);
+  // most lines start with a visible ASCII character
+  if (c > 32 && c < 0x7f) return false;
+  return !NON_BLANK_RE.test(line);
+}
+
+const NON_BLANK_RE = /\S/;
+
 /** Token cost of a gap note, below which a gap is not worth making. */
 const GAP_COST = 6;
 
@@ -99,7 +112,7 @@ export function collapseRepeats(lines: readonly string[]): string[] {
     while (j < lines.length && lines[j] === lines[i]) j++;
     const run = j - i;
     out.push(lines[i]!);
-    if (run >= 3 && lines[i]!.trim() !== '') out.push(formatRepeat(run - 1));
+    if (run >= 3 && !isBlank(lines[i]!)) out.push(formatRepeat(run - 1));
     else for (let k = 1; k < run; k++) out.push(lines[i]!);
     i = j;
   }
@@ -110,7 +123,7 @@ export function collapseRepeats(lines: readonly string[]): string[] {
  * `line` without trailing spaces, tabs and CRs. A loop, not `/[ \t\r]+$/`:
  * the regex retried from every blank of a long inner run (quadratic).
  */
-function trimTrailingBlanks(line: string): string {
+export function trimTrailingBlanks(line: string): string {
   let end = line.length;
   for (let c = line.charCodeAt(end - 1); c === 32 || c === 9 || c === 13; c = line.charCodeAt(end - 1))
     end -= 1;
@@ -193,11 +206,15 @@ const MIN_LABEL_SHARE = 0.5;
 export function withoutTaskLabels(lines: string[]): string[] {
   const counts = new Map<string, number>();
   let nonBlank = 0;
+  let unlabelled = 0;
   for (const line of lines) {
-    if (line.trim() === '') continue;
+    if (isBlank(line)) continue;
     nonBlank++;
-    const label = TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
-    if (label) counts.set(label.trimEnd(), (counts.get(label.trimEnd()) ?? 0) + 1);
+    const label = taskLabel(line);
+    if (label) {
+      const key = label.trimEnd();
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    } else if (++unlabelled * 2 > lines.length) return lines; // labelled lines can no longer be half
   }
   const labels = new Set<string>();
   let labelled = 0;
@@ -208,7 +225,18 @@ export function withoutTaskLabels(lines: string[]): string[] {
     }
   if (labels.size === 0 || labelled < nonBlank * MIN_LABEL_SHARE) return lines;
   return lines.map((line) => {
-    const label = TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
+    const label = taskLabel(line);
     return label && labels.has(label.trimEnd()) ? line.slice(label.length) : line;
   });
 }
+
+/** The task label `line` starts with, or undefined. Every label starts with one of `[\w@]`. */
+function taskLabel(line: string): string | undefined {
+  const c = line.charCodeAt(0);
+  if (!(c < 128 && LABEL_START[c] === 1)) return undefined;
+  return TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
+}
+
+/** `[\w@]` by character code. */
+const LABEL_START = new Uint8Array(128);
+for (let c = 0; c < 128; c++) if (/[\w@]/.test(String.fromCharCode(c))) LABEL_START[c] = 1;

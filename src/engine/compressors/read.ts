@@ -1,4 +1,11 @@
-import { collapseRepeats, markRepeatedRuns, renderKept, tidyLines } from './lines.js';
+import {
+  collapseRepeats,
+  isBlank,
+  markRepeatedRuns,
+  renderKept,
+  tidyLines,
+  trimTrailingBlanks,
+} from './lines.js';
 import type { CompressContext, Compressed } from './types.js';
 
 /**
@@ -33,7 +40,7 @@ function numberedShare(lines: readonly string[]): number {
   let numbered = 0;
   let nonEmpty = 0;
   for (const l of lines) {
-    if (l.trim() === '') continue;
+    if (isBlank(l)) continue;
     nonEmpty++;
     if (NUMBERED_RE.test(l)) numbered++;
   }
@@ -77,7 +84,7 @@ export function thinNumbers(
 
 /** Trailing whitespace only (blank lines stay: in a listing they carry line numbers). */
 function trimEnds(lines: readonly string[]): string[] {
-  return lines.map((l) => l.replace(/[ \t\r]+$/, ''));
+  return lines.map(trimTrailingBlanks);
 }
 
 /**
