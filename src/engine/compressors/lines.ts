@@ -4,7 +4,19 @@ import { LONG_LINE_CHARS } from '../settings.js';
 
 /** Rough token estimate used only to budget selections (exact counts decide acceptance). */
 export function approxTokens(text: string): number {
-  return Math.ceil(text.length / 3.5);
+  return approxTokensOfLength(text.length);
+}
+
+/** `approxTokens` of a text of `length` characters. */
+export function approxTokensOfLength(length: number): number {
+  return Math.ceil(length / 3.5);
+}
+
+/** Length of `lines.join('\n')`, without joining. */
+export function joinedLength(lines: readonly string[]): number {
+  let length = lines.length - 1;
+  for (const l of lines) length += l.length;
+  return Math.max(0, length);
 }
 
 /**
@@ -164,27 +176,44 @@ const LONG_REPEATED_LINE = 200;
  * agent wrote itself, instructions pasted into every message.
  */
 export function markRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>): Uint8Array {
-  const mask = new Uint8Array(lines.length);
+  const n = lines.length;
+  const mask = new Uint8Array(n);
   if (earlier.size === 0) return mask;
-  for (let i = 0; i < lines.length; ) {
+  // each line's key looked up once (the runs below visit lines more than once)
+  const state = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const line = lines[i]!;
+    // a line shorter than a key cannot give one
+    if (line.length < MIN_LINE_CHARS) continue;
+    const key = lineKey(line);
+    if (key.length < MIN_LINE_CHARS) continue;
+    state[i] = !earlier.has(key) ? NEW_LINE : key.length >= LONG_REPEATED_LINE ? LONG_KNOWN_LINE : KNOWN_LINE;
+  }
+  for (let i = 0; i < n; ) {
     const start = i;
     let known = 0;
     let longKnown = false;
-    for (; i < lines.length; i++) {
-      const key = lineKey(lines[i]!);
-      if (key.length < MIN_LINE_CHARS) continue;
-      if (!earlier.has(key)) break;
+    for (; i < n; i++) {
+      const s = state[i]!;
+      if (s === SHORT_LINE) continue;
+      if (s === NEW_LINE) break;
       known++;
-      if (key.length >= LONG_REPEATED_LINE) longKnown = true;
+      if (s === LONG_KNOWN_LINE) longKnown = true;
     }
     // trailing short lines belong to whatever follows, not to this run
     let end = i;
-    while (end > start && lineKey(lines[end - 1]!).length < MIN_LINE_CHARS) end--;
+    while (end > start && state[end - 1] === SHORT_LINE) end--;
     if ((end - start >= MIN_REPEATED_RUN && known >= 3) || longKnown) mask.fill(1, start, end);
     if (i === start) i++;
   }
   return mask;
 }
+
+/** What `markRepeatedRuns` knows of a line: too short for a key, not shown earlier, shown earlier (long). */
+const SHORT_LINE = 0;
+const NEW_LINE = 1;
+const KNOWN_LINE = 2;
+const LONG_KNOWN_LINE = 3;
 
 /**
  * The label a task runner puts before every line of a task's output:
