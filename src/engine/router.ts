@@ -24,16 +24,22 @@ const TEST_RE =
 const CODE_RE =
   /^\s*(?:def |class |function |import |from \S+ import|export |const |let |var |public |private |protected |fn |func |package |#include|defmodule |defp? |module |interface |type |struct |impl |use |require |return\b|if\s*\(|for\s*\(|end$|\}|[\w.]+\(.*\);?$)|[{;]\s*$/;
 
+/** A line that starts a JSON value. */
+const JSON_START_RE = /^\s*[{[]/;
 /** A line holding one JSON object. */
 const JSON_LINE_RE = /^\s*\{.*\}\s*$/;
 /** A row of a column-aligned table: at least three cells separated by runs of spaces. */
 const TABLE_ROW_RE = /^\S.*?\S(?: {2,}|\t)\S.*?(?: {2,}|\t)\S/;
+/** Column alignment or code punctuation: no prose. */
+const NOT_PROSE_RE = /\S {2,}\S|[{}[\];=<>|\\\t]/;
+/** A word of prose. */
+const WORD_RE = /[A-Za-z]{2,}/;
 /** A line of natural language: six or more words, no column alignment, no code punctuation. */
 const PROSE_LINE = {
   test(line: string): boolean {
-    if (/\S {2,}\S|[{}[\];=<>|\\\t]/.test(line)) return false;
+    if (NOT_PROSE_RE.test(line)) return false;
     let words = 0;
-    for (const w of line.trim().split(' ')) if (/[A-Za-z]{2,}/.test(w) && ++words >= 6) return true;
+    for (const w of line.trim().split(' ')) if (WORD_RE.test(w) && ++words >= 6) return true;
     return false;
   },
 };
@@ -96,7 +102,7 @@ export function detectContentType(text: string): ContentType {
   if (isNumberedListing(lines)) {
     // a file read by an agent: JSON Lines and logs by their content, anything else is a source file
     const body = listingBody(lines);
-    const jsonLines = body.filter((l) => /^\s*[{[]/.test(l));
+    const jsonLines = body.filter((l) => JSON_START_RE.test(l));
     if (jsonLines.length >= body.length * 0.5 && parseJsonLines(jsonLines)) return 'json';
     const tested = testedLines(body);
     if (share(tested, TIMESTAMP_RE, 0.3) || share(tested, LEVEL_RE, 0.25)) return 'log';

@@ -5,6 +5,8 @@ import type { CompressContext, Compressed } from './types.js';
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 const BLOCK_RE =
   /<\/?(?:p|div|br|li|ul|ol|tr|table|h[1-6]|section|article|header|footer|pre|blockquote|title)\b[^<>]*>/gi;
+/** What `/[ \t]+/g` replaces by one space, except a space alone. */
+const BLANK_RUN_RE = /[ \t]{2,}|\t/g;
 /** Elements whose content is no text: dropped whole. */
 const SKIPPED_OPEN_RE = /<(script|style|noscript|svg)\b[^<>]{0,2000}>/gi;
 
@@ -71,7 +73,9 @@ export function compressHtml(text: string, ctx: CompressContext): Compressed {
       );
     return ENTITIES[e.toLowerCase()] ?? m;
   });
-  const lines = collapseRepeats(tidyLines(decoded.split('\n').map((l) => l.replace(/[ \t]+/g, ' ').trim())));
+  // runs of blanks become one space (runs never span lines; a single space stays as it is)
+  const spaced = decoded.replace(BLANK_RUN_RE, ' ');
+  const lines = collapseRepeats(tidyLines(spaced.split('\n').map((l) => l.trim())));
   const body = lines.join('\n').trim();
   const marker = formatMarker({
     hash: ctx.hash,

@@ -7,6 +7,9 @@ import { isBlank } from './lines.js';
  */
 const NUMBERED_RE = /^ *(\d+)(→|\t)(.*)$/;
 
+/** The padding before a line's number, and the number with its separator. */
+export const PADDED_NUMBER_RE = /^ +(\d+(?:→|\t))/;
+
 /** True when most lines are numbered (trailing notes after the listing are allowed). */
 export function isNumberedListing(lines: readonly string[]): boolean {
   let numbered = 0;
@@ -32,5 +35,5 @@ export function listingBody(lines: readonly string[]): string[] {
 
 /** Drops the left padding of line numbers: `     12→x` -> `12→x`. */
 export function unpadListing(lines: readonly string[]): string[] {
-  return lines.map((l) => l.replace(/^ +(\d+(?:→|\t))/, '$1'));
+  return lines.map((l) => l.replace(PADDED_NUMBER_RE, '$1'));
 }
