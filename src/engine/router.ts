@@ -191,8 +191,30 @@ const READ_PROGRAMS = new Set([
   'disassemble',
 ]);
 const LIST_PROGRAMS = new Set(['ls', 'find', 'tree', 'fd', 'fdfind', 'find_file']);
+/** Every program `simpleCommandKind` may find a read or a listing. */
+const KNOWN_PROGRAMS = new Set([...READ_PROGRAMS, ...LIST_PROGRAMS, 'sed', 'git', 'rg', 'fd']);
 /** Filters after a pipe that print some of their input lines unchanged. */
 const PASS_FILTERS = new Set(['head', 'tail', 'sort', 'uniq', 'nl', 'cat']);
+
+/** Commands that only separate others in a chain. */
+const SEPARATOR_COMMAND_RE = /^(?:cd|echo|printf)(?:\s|$)/;
+/** `cd DIR &&` (or `;`) before the command. */
+const CD_PREFIX_RE = /^(?:cd\s+\S+\s*(?:&&|;)\s*)+/;
+/** Environment assignments before the command. */
+const ENV_PREFIX_RE = /^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/;
+/** Redirections that do not change what the command prints. */
+const REDIRECT_RE = /\s(?:\d?>&\d|2>\s*\/dev\/null)/g;
+const QUOTED_ARG_RE = /'[^']*'|"[^"]*"/g;
+/** Anything that makes more than one program (or pipes into a file) outside quotes. */
+const COMPOUND_RE = /;|&&|\|\||>|<|\$\(|`/;
+const BLANKS_RE = /\s+/;
+const DIRECTORY_RE = /^.*\//;
+/** `sed -n` printing a range of lines. */
+const SED_PRINT_RE = /\d+(?:,\$?\d*)?p/;
+/** `REV:PATH` of `git show`. */
+const REV_PATH_RE = /^\S*:\S+$/;
+/** An MCP tool's server prefix. */
+const MCP_PREFIX_RE = /^mcp__.*__/;
 
 /** The command a shell tool call runs (`command`, `cmd`; arrays joined), or ''. */
 function commandOf(args: Record<string, unknown>): string {
@@ -232,7 +254,7 @@ function chainedCommands(command: string): string[] {
  * output is those files or paths, nothing else.
  */
 export function commandKind(command: string): ToolKind | undefined {
-  const chain = chainedCommands(command).filter((c) => !/^(?:cd|echo|printf)(?:\s|$)/.test(c));
+  const chain = chainedCommands(command).filter((c) => !SEPARATOR_COMMAND_RE.test(c));
   if (chain.length <= 1) return simpleCommandKind(chain[0] ?? '');
   const kinds = chain.map(simpleCommandKind);
   if (!kinds.every((k) => k === 'read' || k === 'list')) return undefined;
@@ -241,20 +263,22 @@ export function commandKind(command: string): ToolKind | undefined {
 
 /** Kind of one shell command: by its first program, after `cd DIR &&` and env assignments. */
 function simpleCommandKind(command: string): ToolKind | undefined {
-  let cmd = command.trim().replace(/^(?:cd\s+\S+\s*(?:&&|;)\s*)+/, '');
-  cmd = cmd.replace(/^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/, '').replace(/\s(?:\d?>&\d|2>\s*\/dev\/null)/g, '');
-  const bare = cmd.replace(/'[^']*'|"[^"]*"/g, "''");
+  let cmd = command.trim().replace(CD_PREFIX_RE, '');
+  cmd = cmd.replace(ENV_PREFIX_RE, '').replace(REDIRECT_RE, '');
+  const words = cmd.split('|')[0]!.trim().split(BLANKS_RE);
+  const program = (words[0] ?? '').replace(DIRECTORY_RE, '');
+  // most commands run a program that shows no file: settled before the pipeline is parsed
+  if (!KNOWN_PROGRAMS.has(program)) return undefined;
+  const bare = cmd.replace(QUOTED_ARG_RE, "''");
   // one program, optionally piped into a filter that keeps lines as they are (`| head -50`)
-  if (/;|&&|\|\||>|<|\$\(|`/.test(bare)) return undefined;
-  const stages = bare.split('|').map((s) => s.trim().split(/\s+/));
+  if (COMPOUND_RE.test(bare)) return undefined;
+  const stages = bare.split('|').map((s) => s.trim().split(BLANKS_RE));
   for (const stage of stages.slice(1))
     if (!PASS_FILTERS.has(stage[0] ?? '') && !(stage[0] === 'sed' && stage.includes('-n'))) return undefined;
-  const words = cmd.split('|')[0]!.trim().split(/\s+/);
-  const program = (words[0] ?? '').replace(/^.*\//, '');
   if (READ_PROGRAMS.has(program)) return 'read';
-  if (program === 'sed' && words.includes('-n') && /\d+(?:,\$?\d*)?p/.test(cmd)) return 'read';
+  if (program === 'sed' && words.includes('-n') && SED_PRINT_RE.test(cmd)) return 'read';
   if (LIST_PROGRAMS.has(program)) return 'list';
-  if (program === 'git' && words[1] === 'show' && /^\S*:\S+$/.test(words[2] ?? '')) return 'read';
+  if (program === 'git' && words[1] === 'show' && REV_PATH_RE.test(words[2] ?? '')) return 'read';
   if (program === 'git' && words[1] === 'ls-files') return 'list';
   if ((program === 'rg' || program === 'fd') && words.includes('--files')) return 'list';
   return undefined;
@@ -262,7 +286,8 @@ function simpleCommandKind(command: string): ToolKind | undefined {
 
 /** Kind of a tool call by its name and arguments (JSON text), or undefined when it is none of them. */
 export function toolKind(name: string, args: string): ToolKind | undefined {
-  const n = name.toLowerCase().replace(/^mcp__.*__/, '');
+  const lower = name.toLowerCase();
+  const n = lower.startsWith('mcp__') ? lower.replace(MCP_PREFIX_RE, '') : lower;
   if (READ_TOOLS.has(n)) return 'read';
   if (LIST_TOOLS.has(n)) return 'list';
   if (DOC_TOOLS.has(n) || REPORT_TOOLS.has(n)) return 'doc';
