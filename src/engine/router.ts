@@ -1,3 +1,4 @@
+import { callScopedMap, inCall } from './call-scope.js';
 import { parseJsonContent, parseJsonLines } from './compressors/json-parse.js';
 import { isBlank, withoutTaskLabels } from './compressors/lines.js';
 import { isNumberedListing, listingBody } from './compressors/listing.js';
@@ -99,7 +100,9 @@ function tagDense(head: string, min: number): boolean {
 export function detectContentType(text: string): ContentType {
   if (parseJsonContent(text)) return 'json';
   const lines = text.split('\n', SAMPLE_LINES);
-  if (isNumberedListing(lines)) {
+  const numbered = isNumberedListing(lines);
+  if (inCall()) lastDetected.set('last', { text, numbered });
+  if (numbered) {
     // a file read by an agent: JSON Lines and logs by their content, anything else is a source file
     const body = listingBody(lines);
     const jsonLines = body.filter((l) => JSON_START_RE.test(l));
@@ -125,6 +128,20 @@ export function detectContentType(text: string): ContentType {
   if (share(tested, TABLE_ROW_RE, 0.6)) return 'table';
   if (share(tested, CODE_RE, 0.25)) return 'code';
   return share(tested, PROSE_LINE, 0.4) ? 'prose' : 'text';
+}
+
+/** The last text `detectContentType` looked at past JSON in this engine call, and whether it is a numbered listing. */
+const lastDetected = callScopedMap<'last', { text: string; numbered: boolean }>();
+
+/**
+ * True when the first `SAMPLE_LINES` lines of `text` are a numbered listing
+ * (`isNumberedListing`). The router asks it of the text it has just given
+ * `detectContentType`, which answered it already: then it costs a comparison.
+ */
+export function isNumberedText(text: string): boolean {
+  const last = lastDetected.get('last');
+  if (last !== undefined && last.text === text) return last.numbered;
+  return isNumberedListing(text.split('\n', SAMPLE_LINES));
 }
 
 /**

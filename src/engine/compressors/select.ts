@@ -1,6 +1,6 @@
 import { callScopedMap, inCall } from '../call-scope.js';
 import { extractIdentifiers, isNameLike } from '../identifiers.js';
-import { approxTokens } from './lines.js';
+import { approxTokens, isBlank } from './lines.js';
 
 /**
  * Identifiers that change on every line (full timestamps, UUIDs, decimal
@@ -105,6 +105,7 @@ export class Selection {
  * ties go to the earlier unit, so the result is deterministic.
  */
 export function keepNovel(texts: readonly string[], sel: Selection, seen: ReadonlySet<string>): void {
+  if (sel.full) return;
   const known = new Set<string>();
   const ids = texts.map((t) => stableIdentifiers(t));
   for (let i = 0; i < texts.length; i++) if (sel.keep[i]) for (const id of ids[i]!) known.add(id);
@@ -137,9 +138,10 @@ function countFresh(ids: readonly string[], seen: ReadonlySet<string>, known: Re
 
 /** Keeps an even spread of the remaining non-blank units while they fit. */
 export function keepSpread(texts: readonly string[], sel: Selection): void {
+  if (sel.full) return;
   const rest: number[] = [];
-  for (let i = 0; i < texts.length; i++) if (!sel.keep[i] && texts[i]!.trim() !== '') rest.push(i);
-  if (rest.length === 0 || sel.full) return;
+  for (let i = 0; i < texts.length; i++) if (!sel.keep[i] && !isBlank(texts[i]!)) rest.push(i);
+  if (rest.length === 0) return;
   const avg = rest.reduce((n, i) => n + approxTokens(texts[i]!) + 1, 0) / rest.length;
   const room = Math.floor((sel.cap - sel.used) / Math.max(1, avg));
   if (room <= 0) return;
