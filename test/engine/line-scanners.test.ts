@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { beginCall, endCall } from '../../src/engine/call-scope.js';
 import { isBlank, markRepeatedRuns } from '../../src/engine/compressors/lines.js';
 import { isNumberedListing } from '../../src/engine/compressors/listing.js';
-import { lineTemplate } from '../../src/engine/compressors/log.js';
+import { lineTemplate, lineTemplates } from '../../src/engine/compressors/log.js';
 import { detectContentType, isNumberedText } from '../../src/engine/router.js';
 import { rng } from './helpers.js';
 
@@ -51,12 +51,18 @@ describe('line scanners', () => {
       'g',
       '-',
     ];
+    const lines: string[] = [];
     for (let k = 0; k < 20_000; k++) {
       let line = '';
       const length = Math.floor(rand() * (rand() < 0.1 ? 600 : 40));
       for (let i = 0; i < length; i++) line += alphabet[Math.floor(rand() * alphabet.length)];
       expect(lineTemplate(line)).toBe(referenceTemplate(line));
+      lines.push(line);
     }
+    // all lines at once: no quote or blank run reaches into the next line
+    for (let k = 0; k < lines.length; k += 7)
+      expect(lineTemplates(lines.slice(k, k + 7))).toEqual(lines.slice(k, k + 7).map(referenceTemplate));
+    expect(lineTemplates([])).toEqual([]);
   });
 
   it('markRepeatedRuns marks runs of known lines and long known lines, not short trailing lines', () => {
