@@ -1,5 +1,6 @@
+import { callScopedMap, inCall } from './call-scope.js';
 import { parseJsonContent, parseJsonLines } from './compressors/json-parse.js';
-import { withoutTaskLabels } from './compressors/lines.js';
+import { isBlank, withoutTaskLabels } from './compressors/lines.js';
 import { isNumberedListing, listingBody } from './compressors/listing.js';
 import { STACK_RE } from './compressors/log.js';
 import type { ContentType } from './compressors/types.js';
@@ -24,28 +25,69 @@ const TEST_RE =
 const CODE_RE =
   /^\s*(?:def |class |function |import |from \S+ import|export |const |let |var |public |private |protected |fn |func |package |#include|defmodule |defp? |module |interface |type |struct |impl |use |require |return\b|if\s*\(|for\s*\(|end$|\}|[\w.]+\(.*\);?$)|[{;]\s*$/;
 
+/** A line that starts a JSON value. */
+const JSON_START_RE = /^\s*[{[]/;
+/** A line holding one JSON object. */
+const JSON_LINE_RE = /^\s*\{.*\}\s*$/;
 /** A row of a column-aligned table: at least three cells separated by runs of spaces. */
 const TABLE_ROW_RE = /^\S.*?\S(?: {2,}|\t)\S.*?(?: {2,}|\t)\S/;
+/** Column alignment or code punctuation: no prose. */
+const NOT_PROSE_RE = /\S {2,}\S|[{}[\];=<>|\\\t]/;
+/** A word of prose. */
+const WORD_RE = /[A-Za-z]{2,}/;
 /** A line of natural language: six or more words, no column alignment, no code punctuation. */
 const PROSE_LINE = {
   test(line: string): boolean {
-    if (/\S {2,}\S|[{}[\];=<>|\\\t]/.test(line)) return false;
+    if (NOT_PROSE_RE.test(line)) return false;
     let words = 0;
-    for (const w of line.trim().split(' ')) if (/[A-Za-z]{2,}/.test(w) && ++words >= 6) return true;
+    for (const w of line.trim().split(' ')) if (WORD_RE.test(w) && ++words >= 6) return true;
     return false;
   },
 };
 
-function share(lines: readonly string[], re: { test(line: string): boolean }): number {
+/**
+ * The lines the detectors test: the non-blank ones, each cut to
+ * `MAX_TESTED_CHARS` (detectors look at the start of a line; the cut keeps
+ * their cost linear on huge lines). Made once per text, for every detector.
+ */
+function testedLines(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const l of lines)
+    if (!isBlank(l)) out.push(l.length > MAX_TESTED_CHARS ? l.slice(0, MAX_TESTED_CHARS) : l);
+  return out;
+}
+
+/**
+ * True when at least `min` of the tested lines match: the share of matching
+ * lines, as a ratio, reaches `min`. Stops as soon as the lines left cannot
+ * change the answer (the ratio only grows with each match).
+ */
+function share(tested: readonly string[], re: { test(line: string): boolean }, min: number): boolean {
+  const n = tested.length;
+  if (n === 0) return 0 >= min;
   let hit = 0;
-  let n = 0;
-  for (const l of lines) {
-    if (l.trim() === '') continue;
-    n++;
-    // detectors look at the start of a line; a cut keeps their cost linear on huge lines
-    if (re.test(l.length > MAX_TESTED_CHARS ? l.slice(0, MAX_TESTED_CHARS) : l)) hit++;
+  for (let i = 0; i < n; i++) {
+    if (re.test(tested[i]!)) {
+      hit++;
+      if (hit / n >= min) return true;
+    } else if ((hit + n - i - 1) / n < min) return false;
   }
-  return n === 0 ? 0 : hit / n;
+  return hit / n >= min;
+}
+
+/** True when `head` holds at least `min` tags and one per 60 characters: counts until that is settled. */
+function tagDense(head: string, min: number): boolean {
+  if (!head.includes('<')) return false;
+  TAG_RE.lastIndex = 0;
+  let tags = 0;
+  while (TAG_RE.test(head)) {
+    tags++;
+    if (tags >= min && tags * 60 > head.length) {
+      TAG_RE.lastIndex = 0;
+      return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -57,30 +99,49 @@ function share(lines: readonly string[], re: { test(line: string): boolean }): n
  */
 export function detectContentType(text: string): ContentType {
   if (parseJsonContent(text)) return 'json';
-  let lines = text.split('\n', SAMPLE_LINES + 1);
-  if (lines.length > SAMPLE_LINES) lines = lines.slice(0, SAMPLE_LINES);
-  if (isNumberedListing(lines)) {
+  const lines = text.split('\n', SAMPLE_LINES);
+  const numbered = isNumberedListing(lines);
+  if (inCall()) lastDetected.set('last', { text, numbered });
+  if (numbered) {
     // a file read by an agent: JSON Lines and logs by their content, anything else is a source file
     const body = listingBody(lines);
-    const jsonLines = body.filter((l) => /^\s*[{[]/.test(l));
+    const jsonLines = body.filter((l) => JSON_START_RE.test(l));
     if (jsonLines.length >= body.length * 0.5 && parseJsonLines(jsonLines)) return 'json';
-    if (share(body, TIMESTAMP_RE) >= 0.3 || share(body, LEVEL_RE) >= 0.25) return 'log';
+    const tested = testedLines(body);
+    if (share(tested, TIMESTAMP_RE, 0.3) || share(tested, LEVEL_RE, 0.25)) return 'log';
     return 'code';
   }
-  if (DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
-  const head = lines.join('\n');
+  // a hunk header holds `@@ -`: one native search settles most texts
+  if (text.includes('@@ -') && DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
+  // the sampled lines as one text: a prefix of `text`
+  let headLength = lines.length - 1;
+  for (const l of lines) headLength += l.length;
+  const head = headLength === text.length ? text : text.slice(0, headLength);
   if (HTML_START_RE.test(head)) return 'html';
-  const tags = head.match(TAG_RE)?.length ?? 0;
-  if (tags >= 10 && tags * 60 > head.length) return 'html';
+  if (tagDense(head, 10)) return 'html';
   // a task runner's labels (`pkg:task: `) hide the levels, results and frames behind them
-  lines = withoutTaskLabels(lines);
-  if (share(lines, TIMESTAMP_RE) >= 0.3 || share(lines, LEVEL_RE) >= 0.25 || share(lines, TEST_RE) >= 0.2)
+  const tested = testedLines(withoutTaskLabels(lines));
+  if (share(tested, TIMESTAMP_RE, 0.3) || share(tested, LEVEL_RE, 0.25) || share(tested, TEST_RE, 0.2))
     return 'log';
-  if (share(lines, /^\s*\{.*\}\s*$/) >= 0.5 || share(lines, STACK_RE) >= 0.3) return 'log';
-  if (share(lines, GREP_LINE_RE) >= 0.6 || share(lines, PATH_LINE_RE) >= 0.8) return 'search';
-  if (share(lines, TABLE_ROW_RE) >= 0.6) return 'table';
-  if (share(lines, CODE_RE) >= 0.25) return 'code';
-  return share(lines, PROSE_LINE) >= 0.4 ? 'prose' : 'text';
+  if (share(tested, JSON_LINE_RE, 0.5) || share(tested, STACK_RE, 0.3)) return 'log';
+  if (share(tested, GREP_LINE_RE, 0.6) || share(tested, PATH_LINE_RE, 0.8)) return 'search';
+  if (share(tested, TABLE_ROW_RE, 0.6)) return 'table';
+  if (share(tested, CODE_RE, 0.25)) return 'code';
+  return share(tested, PROSE_LINE, 0.4) ? 'prose' : 'text';
+}
+
+/** The last text `detectContentType` looked at past JSON in this engine call, and whether it is a numbered listing. */
+const lastDetected = callScopedMap<'last', { text: string; numbered: boolean }>();
+
+/**
+ * True when the first `SAMPLE_LINES` lines of `text` are a numbered listing
+ * (`isNumberedListing`). The router asks it of the text it has just given
+ * `detectContentType`, which answered it already: then it costs a comparison.
+ */
+export function isNumberedText(text: string): boolean {
+  const last = lastDetected.get('last');
+  if (last !== undefined && last.text === text) return last.numbered;
+  return isNumberedListing(text.split('\n', SAMPLE_LINES));
 }
 
 /**
@@ -147,8 +208,30 @@ const READ_PROGRAMS = new Set([
   'disassemble',
 ]);
 const LIST_PROGRAMS = new Set(['ls', 'find', 'tree', 'fd', 'fdfind', 'find_file']);
+/** Every program `simpleCommandKind` may find a read or a listing. */
+const KNOWN_PROGRAMS = new Set([...READ_PROGRAMS, ...LIST_PROGRAMS, 'sed', 'git', 'rg', 'fd']);
 /** Filters after a pipe that print some of their input lines unchanged. */
 const PASS_FILTERS = new Set(['head', 'tail', 'sort', 'uniq', 'nl', 'cat']);
+
+/** Commands that only separate others in a chain. */
+const SEPARATOR_COMMAND_RE = /^(?:cd|echo|printf)(?:\s|$)/;
+/** `cd DIR &&` (or `;`) before the command. */
+const CD_PREFIX_RE = /^(?:cd\s+\S+\s*(?:&&|;)\s*)+/;
+/** Environment assignments before the command. */
+const ENV_PREFIX_RE = /^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/;
+/** Redirections that do not change what the command prints. */
+const REDIRECT_RE = /\s(?:\d?>&\d|2>\s*\/dev\/null)/g;
+const QUOTED_ARG_RE = /'[^']*'|"[^"]*"/g;
+/** Anything that makes more than one program (or pipes into a file) outside quotes. */
+const COMPOUND_RE = /;|&&|\|\||>|<|\$\(|`/;
+const BLANKS_RE = /\s+/;
+const DIRECTORY_RE = /^.*\//;
+/** `sed -n` printing a range of lines. */
+const SED_PRINT_RE = /\d+(?:,\$?\d*)?p/;
+/** `REV:PATH` of `git show`. */
+const REV_PATH_RE = /^\S*:\S+$/;
+/** An MCP tool's server prefix. */
+const MCP_PREFIX_RE = /^mcp__.*__/;
 
 /** The command a shell tool call runs (`command`, `cmd`; arrays joined), or ''. */
 function commandOf(args: Record<string, unknown>): string {
@@ -188,7 +271,7 @@ function chainedCommands(command: string): string[] {
  * output is those files or paths, nothing else.
  */
 export function commandKind(command: string): ToolKind | undefined {
-  const chain = chainedCommands(command).filter((c) => !/^(?:cd|echo|printf)(?:\s|$)/.test(c));
+  const chain = chainedCommands(command).filter((c) => !SEPARATOR_COMMAND_RE.test(c));
   if (chain.length <= 1) return simpleCommandKind(chain[0] ?? '');
   const kinds = chain.map(simpleCommandKind);
   if (!kinds.every((k) => k === 'read' || k === 'list')) return undefined;
@@ -197,20 +280,22 @@ export function commandKind(command: string): ToolKind | undefined {
 
 /** Kind of one shell command: by its first program, after `cd DIR &&` and env assignments. */
 function simpleCommandKind(command: string): ToolKind | undefined {
-  let cmd = command.trim().replace(/^(?:cd\s+\S+\s*(?:&&|;)\s*)+/, '');
-  cmd = cmd.replace(/^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/, '').replace(/\s(?:\d?>&\d|2>\s*\/dev\/null)/g, '');
-  const bare = cmd.replace(/'[^']*'|"[^"]*"/g, "''");
+  let cmd = command.trim().replace(CD_PREFIX_RE, '');
+  cmd = cmd.replace(ENV_PREFIX_RE, '').replace(REDIRECT_RE, '');
+  const words = cmd.split('|')[0]!.trim().split(BLANKS_RE);
+  const program = (words[0] ?? '').replace(DIRECTORY_RE, '');
+  // most commands run a program that shows no file: settled before the pipeline is parsed
+  if (!KNOWN_PROGRAMS.has(program)) return undefined;
+  const bare = cmd.replace(QUOTED_ARG_RE, "''");
   // one program, optionally piped into a filter that keeps lines as they are (`| head -50`)
-  if (/;|&&|\|\||>|<|\$\(|`/.test(bare)) return undefined;
-  const stages = bare.split('|').map((s) => s.trim().split(/\s+/));
+  if (COMPOUND_RE.test(bare)) return undefined;
+  const stages = bare.split('|').map((s) => s.trim().split(BLANKS_RE));
   for (const stage of stages.slice(1))
     if (!PASS_FILTERS.has(stage[0] ?? '') && !(stage[0] === 'sed' && stage.includes('-n'))) return undefined;
-  const words = cmd.split('|')[0]!.trim().split(/\s+/);
-  const program = (words[0] ?? '').replace(/^.*\//, '');
   if (READ_PROGRAMS.has(program)) return 'read';
-  if (program === 'sed' && words.includes('-n') && /\d+(?:,\$?\d*)?p/.test(cmd)) return 'read';
+  if (program === 'sed' && words.includes('-n') && SED_PRINT_RE.test(cmd)) return 'read';
   if (LIST_PROGRAMS.has(program)) return 'list';
-  if (program === 'git' && words[1] === 'show' && /^\S*:\S+$/.test(words[2] ?? '')) return 'read';
+  if (program === 'git' && words[1] === 'show' && REV_PATH_RE.test(words[2] ?? '')) return 'read';
   if (program === 'git' && words[1] === 'ls-files') return 'list';
   if ((program === 'rg' || program === 'fd') && words.includes('--files')) return 'list';
   return undefined;
@@ -218,7 +303,8 @@ function simpleCommandKind(command: string): ToolKind | undefined {
 
 /** Kind of a tool call by its name and arguments (JSON text), or undefined when it is none of them. */
 export function toolKind(name: string, args: string): ToolKind | undefined {
-  const n = name.toLowerCase().replace(/^mcp__.*__/, '');
+  const lower = name.toLowerCase();
+  const n = lower.startsWith('mcp__') ? lower.replace(MCP_PREFIX_RE, '') : lower;
   if (READ_TOOLS.has(n)) return 'read';
   if (LIST_TOOLS.has(n)) return 'list';
   if (DOC_TOOLS.has(n) || REPORT_TOOLS.has(n)) return 'doc';

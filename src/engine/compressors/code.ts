@@ -2,9 +2,10 @@ import { lineKey } from '../history.js';
 import { mentionsAny } from '../identifiers.js';
 import { CODE_FOLD_MIN_TOKENS, capFor, HEAD_LINES, indexBudget } from '../settings.js';
 import {
-  approxTokens,
+  approxTokensOfLength,
   collapseRepeats,
   fillSmallGaps,
+  joinedLength,
   markRepeatedRuns,
   renderKept,
   tidyLines,
@@ -27,7 +28,10 @@ const DEFINITION_RE =
 function fold(lines: readonly string[], keep: Uint8Array, ctx: CompressContext): number {
   const candidate = keep.slice();
   const masked = lines.map((l, i) => (candidate[i] ? l : ''));
-  const sel = Selection.ofLines(masked, capFor('code', approxTokens(masked.join('\n')), ctx.capScale));
+  const sel = Selection.ofLines(
+    masked,
+    capFor('code', approxTokensOfLength(joinedLength(masked)), ctx.capScale),
+  );
   for (let i = 0; i < Math.min(HEAD_LINES, lines.length); i++) if (candidate[i]) sel.take(i, true);
   for (let i = 0; i < lines.length; i++) {
     if (!candidate[i]) continue;
@@ -59,14 +63,15 @@ export function compressCode(text: string, ctx: CompressContext): Compressed {
   const keep = new Uint8Array(lines.length).fill(1);
   const repeatedMask = markRepeatedRuns(lines, ctx.earlierLines());
   let repeated = 0;
-  repeatedMask.forEach((r, i) => {
-    if (r) {
+  // characters of the lines left, as joined by newlines
+  let remaining = -1;
+  for (let i = 0; i < lines.length; i++) {
+    if (repeatedMask[i]) {
       keep[i] = 0;
       repeated++;
-    }
-  });
-  const remaining = lines.filter((_, i) => keep[i]).join('\n');
-  const folded = approxTokens(remaining) >= CODE_FOLD_MIN_TOKENS;
+    } else remaining += lines[i]!.length + 1;
+  }
+  const folded = approxTokensOfLength(Math.max(0, remaining)) >= CODE_FOLD_MIN_TOKENS;
   const cap = folded ? fold(lines, keep, ctx) : 0;
   if (folded || repeated > 0) {
     fillSmallGaps(lines, keep);

@@ -5,8 +5,18 @@ import type { CompressContext, Compressed } from './types.js';
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 const BLOCK_RE =
   /<\/?(?:p|div|br|li|ul|ol|tr|table|h[1-6]|section|article|header|footer|pre|blockquote|title)\b[^<>]*>/gi;
-/** Elements whose content is no text: dropped whole. */
-const SKIPPED_OPEN_RE = /<(script|style|noscript|svg)\b[^<>]{0,2000}>/gi;
+/** What `/[ \t]+/g` replaces by one space, except a space alone. */
+const BLANK_RUN_RE = /[ \t]{2,}|\t/g;
+/** Elements whose content is no text, and comments: dropped whole. */
+const SKIPPED_OPEN_RE = /<(script|style|noscript|svg)\b[^<>]{0,2000}>|<!--/gi;
+/** The end of each skipped element, by its name in lower case (`--` for a comment). */
+const SKIPPED_CLOSE_RE: Record<string, RegExp> = {
+  script: /<\/script>/gi,
+  style: /<\/style>/gi,
+  noscript: /<\/noscript>/gi,
+  svg: /<\/svg>/gi,
+  '--': /-->/g,
+};
 
 /**
  * `text` without its script, style, noscript and svg elements and its
@@ -18,10 +28,11 @@ function stripSkipped(text: string): string {
   let out = '';
   let from = 0;
   const unclosed = new Set<string>();
-  const open = new RegExp(`${SKIPPED_OPEN_RE.source}|<!--`, 'gi');
+  const open = SKIPPED_OPEN_RE;
+  open.lastIndex = 0;
   for (let m = open.exec(text); m !== null; m = open.exec(text)) {
     const name = m[1]?.toLowerCase();
-    const closeRe = name ? new RegExp(`</${name}>`, 'gi') : /-->/g;
+    const closeRe = SKIPPED_CLOSE_RE[name ?? '--']!;
     if (unclosed.has(name ?? '--')) continue;
     closeRe.lastIndex = open.lastIndex;
     const close = closeRe.exec(text);
@@ -55,23 +66,31 @@ function stripTags(text: string): string {
   return out + text.slice(from);
 }
 
+/** A link with its address: shown as `text (address)`. */
+const LINK_RE = /<a\b[^<>]{0,2000}?href="([^"]{0,2000})"[^<>]{0,2000}>([^<]{0,2000})<\/a>/gi;
+const ENTITY_RE = /&(#\d+|#x[0-9a-f]+|[a-z]+);/gi;
+
+/** The character an entity (`&amp;`, `&#39;`, `&#x27;`) stands for; unknown names stay as they are. */
+function decodeEntity(m: string, e: string): string {
+  if (e[0] === '#')
+    return String.fromCodePoint(
+      e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)),
+    );
+  return ENTITIES[e.toLowerCase()] ?? m;
+}
+
 /**
  * HTML: strips markup (scripts, styles, comments, tags) and keeps the text
  * with its line structure; links keep their address. Every word of the text
  * stays; the original page goes to the CCR store.
  */
 export function compressHtml(text: string, ctx: CompressContext): Compressed {
-  const stripped = stripSkipped(text)
-    .replace(/<a\b[^<>]{0,2000}?href="([^"]{0,2000})"[^<>]{0,2000}>([^<]{0,2000})<\/a>/gi, '$2 ($1)')
-    .replace(BLOCK_RE, '\n');
-  const decoded = stripTags(stripped).replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (m, e: string) => {
-    if (e[0] === '#')
-      return String.fromCodePoint(
-        e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)),
-      );
-    return ENTITIES[e.toLowerCase()] ?? m;
-  });
-  const lines = collapseRepeats(tidyLines(decoded.split('\n').map((l) => l.replace(/[ \t]+/g, ' ').trim())));
+  const stripped = stripSkipped(text).replace(LINK_RE, '$2 ($1)').replace(BLOCK_RE, '\n');
+  const tagless = stripTags(stripped);
+  const decoded = tagless.includes('&') ? tagless.replace(ENTITY_RE, decodeEntity) : tagless;
+  // runs of blanks become one space (runs never span lines; a single space stays as it is)
+  const spaced = decoded.replace(BLANK_RUN_RE, ' ');
+  const lines = collapseRepeats(tidyLines(spaced.split('\n').map((l) => l.trim())));
   const body = lines.join('\n').trim();
   const marker = formatMarker({
     hash: ctx.hash,

@@ -14,9 +14,11 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The identity keys of an object (`id=123`, `url="https://..."`), or none. */
-function identityKeys(obj: Record<string, unknown>): string[] {
-  if (Object.keys(obj).length < MIN_ENTITY_FIELDS) return [];
+const NO_KEYS: readonly string[] = [];
+
+/** The identity keys of an object (`id=123`, `url="https://..."`), or none; `fields` are its keys. */
+function identityKeys(obj: Record<string, unknown>, fields: number): readonly string[] {
+  if (fields < MIN_ENTITY_FIELDS) return NO_KEYS;
   const keys: string[] = [];
   for (const f of IDENTITY_FIELDS) {
     const v = obj[f];
@@ -32,18 +34,29 @@ export function collectEntities(value: unknown, into: Map<string, Record<string,
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) for (const c of v) walk(c);
     else if (isRecord(v)) {
-      for (const k of identityKeys(v)) into.set(k, v);
-      for (const c of Object.values(v)) walk(c);
+      const fields = Object.keys(v);
+      for (const k of identityKeys(v, fields.length)) into.set(k, v);
+      for (const f of fields) walk(v[f]);
     }
   };
   walk(value);
 }
 
 /**
+ * True when a copy of `obj` by assignment differs from it in more than
+ * identity: it has a `__proto__` field (which assignment turns into the
+ * copy's prototype, dropping the field) or a prototype of its own (which a
+ * copy drops). Such objects are copied, as every object always was.
+ */
+function copiedUnlike(obj: object): boolean {
+  return Object.hasOwn(obj, '__proto__') || Object.getPrototypeOf(obj) !== Object.prototype;
+}
+
+/**
  * Replaces each entity already shown in an earlier output by its identity
  * fields, the fields that changed, and a note counting the unchanged ones
- * (`"…": "[svc: 25 unchanged fields omitted]"`). Returns the new value and
- * how many fields were omitted.
+ * (`"…": "[svc: 25 unchanged fields omitted]"`). Returns the new value
+ * (`value` itself where nothing changes) and how many fields were omitted.
  */
 export function shortenKnownEntities(
   value: unknown,
@@ -52,15 +65,28 @@ export function shortenKnownEntities(
 ): { value: unknown; omitted: number } {
   let omitted = 0;
   const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (!isRecord(v)) return v;
-    const keys = identityKeys(v);
-    const before = keys.map((k) => earlier.get(k)).find((e) => e !== undefined);
+    if (typeof v !== 'object' || v === null) return v;
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
+        const w = walk(c);
+        if (w !== c) out ??= v.slice(0, i);
+        out?.push(w);
+      }
+      return out ?? v;
+    }
+    const obj = v as Record<string, unknown>;
+    const fields = Object.keys(obj);
+    const keys = earlier.size > 0 ? identityKeys(obj, fields.length) : NO_KEYS;
+    let before: Record<string, unknown> | undefined;
+    for (let i = 0; i < keys.length && before === undefined; i++) before = earlier.get(keys[i]!);
     if (before) {
       const identity = new Set(keys.map((k) => k.slice(0, k.indexOf('='))));
       const out: Record<string, unknown> = {};
       let unchanged = 0;
-      for (const [k, c] of Object.entries(v)) {
+      for (const k of fields) {
+        const c = obj[k];
         if (!identity.has(k) && k in before && JSON.stringify(before[k]) === JSON.stringify(c)) unchanged++;
         else out[k] = walk(c);
       }
@@ -69,10 +95,28 @@ export function shortenKnownEntities(
         out['…'] = note(unchanged);
         return out;
       }
+      // the fields are walked again below (and their omitted fields counted again), as they always were
     }
-    const out: Record<string, unknown> = {};
-    for (const [k, c] of Object.entries(v)) out[k] = walk(c);
-    return out;
+    let out: Record<string, unknown> | undefined;
+    for (let i = 0; i < fields.length; i++) {
+      const c = obj[fields[i]!];
+      const w = walk(c);
+      if (w !== c && out === undefined) out = copyFields(obj, fields, i);
+      if (out !== undefined) out[fields[i]!] = w;
+    }
+    if (out === undefined && copiedUnlike(obj)) out = copyFields(obj, fields, fields.length);
+    return out ?? v;
   };
   return { value: walk(value), omitted };
+}
+
+/** A new object with the first `n` of `keys` of `obj`, assigned in order. */
+function copyFields(
+  obj: Record<string, unknown>,
+  keys: readonly string[],
+  n: number,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) out[keys[i]!] = obj[keys[i]!];
+  return out;
 }

@@ -83,10 +83,15 @@ export interface ItemSelection {
  * while they fit; outliers and change points; the first and last
  * `JSON_EDGE_ITEMS`; items that introduce new identifiers; an even spread.
  * The counts it returns are what the selection holds, for the marker.
+ * `texts` are the items' JSON, when the caller has written them already.
  */
-export function selectItems(items: readonly unknown[], ctx: CompressContext, cap: number): ItemSelection {
+export function selectItems(
+  items: readonly unknown[],
+  ctx: CompressContext,
+  cap: number,
+  texts: readonly string[] = items.map((it) => JSON.stringify(it) ?? 'null'),
+): ItemSelection {
   const n = items.length;
-  const texts = items.map((it) => JSON.stringify(it) ?? 'null');
   const sel = new Selection(
     texts.map((t) => approxTokens(t) + 1),
     cap,

@@ -62,40 +62,43 @@ export function relativizeLinks(
   let rewritten = 0;
   // a subtree with no link rewritten is returned as it is (the caller only reads the result)
   const walk = (v: unknown): unknown => {
+    if (typeof v !== 'object' || v === null) return v;
     if (Array.isArray(v)) {
-      let changed = false;
-      const out = v.map((c) => {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
         const w = walk(c);
-        if (w !== c) changed = true;
-        return w;
-      });
-      return changed ? out : v;
+        if (w !== c) out ??= v.slice(0, i);
+        out?.push(w);
+      }
+      return out ?? v;
     }
-    if (!isRecord(v)) return v;
-    const base = v[URL_FIELD];
+    const obj = v as Record<string, unknown>;
+    const base = obj[URL_FIELD];
     const linked = linkBase(base);
     // decided before the children are walked: they may add this shape to `local`
-    const shape = linked ? shapeOf(v) : '';
+    const shape = linked ? shapeOf(obj) : '';
     const known = linked && (shown.has(shape) || local.has(shape));
-    const out: Record<string, unknown> = {};
+    const keys = Object.keys(obj);
+    let out: Record<string, unknown> | undefined;
     let links = 0;
-    let changed = false;
-    for (const [k, c] of Object.entries(v)) {
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const c = obj[k];
+      let w: unknown;
       if (linked && k !== URL_FIELD && extendsBase(base, c)) {
         links++;
-        if (known) {
-          out[k] = `{url}${c.slice(base.length)}`;
-          rewritten++;
-          changed = true;
-          continue;
-        }
+        w = known ? `{url}${c.slice(base.length)}` : c;
+        if (known) rewritten++;
+      } else w = walk(c);
+      if (w !== c && out === undefined) {
+        out = {};
+        for (let j = 0; j < i; j++) out[keys[j]!] = obj[keys[j]!];
       }
-      const w = walk(c);
-      if (w !== c) changed = true;
-      out[k] = w;
+      if (out !== undefined) out[k] = w;
     }
     if (links > 0) local.add(shape);
-    return changed ? out : v;
+    return out ?? v;
   };
   return { value: walk(value), rewritten };
 }

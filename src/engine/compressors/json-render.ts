@@ -5,6 +5,8 @@
  */
 
 const MIN_COLUMNAR_ROWS = 3;
+/** What the columnar form adds around the JSON of its keys and of its rows. */
+const COLUMNAR_FRAME = '{"$columns":,"$rows":}'.length;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -15,29 +17,121 @@ function uniformKeys(arr: readonly unknown[]): string[] | null {
   if (arr.length < MIN_COLUMNAR_ROWS || !arr.every(isRecord)) return null;
   const keys = Object.keys(arr[0] as Record<string, unknown>);
   if (keys.length < 2) return null;
-  const sig = keys.join('\u0000');
-  for (const item of arr)
-    if (Object.keys(item as Record<string, unknown>).join('\u0000') !== sig) return null;
+  for (let i = 1; i < arr.length; i++) {
+    const other = Object.keys(arr[i] as Record<string, unknown>);
+    if (other.length !== keys.length) return null;
+    for (let k = 0; k < keys.length; k++) if (other[k] !== keys[k]) return null;
+  }
   return keys;
 }
 
-/** Minified JSON with uniform record arrays in columnar form where shorter (by characters). */
-export function renderCompact(value: unknown): string {
-  if (Array.isArray(value)) {
-    const plain = `[${value.map(renderCompact).join(',')}]`;
-    const keys = uniformKeys(value);
-    if (!keys) return plain;
-    const rows = value.map(
-      (it) => `[${keys.map((k) => renderCompact((it as Record<string, unknown>)[k])).join(',')}]`,
-    );
-    const columnar = `{"$columns":${JSON.stringify(keys)},"$rows":[${rows.join(',')}]}`;
-    return columnar.length < plain.length * 0.85 ? columnar : plain;
+/**
+ * JSON texts of objects and arrays written by an earlier `renderCompact`, by
+ * object: `compressJson` renders the whole value, then the value it shortened,
+ * which holds many of the same objects.
+ */
+export type PlainJsonMemo = Map<object, string>;
+
+/** Plain JSON of a value inside an array (where JSON.stringify writes what it leaves out as null). */
+function plain(v: unknown, memo: PlainJsonMemo | undefined): string {
+  if (memo === undefined || typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
+  let json = memo.get(v);
+  if (json === undefined) {
+    json = JSON.stringify(v);
+    memo.set(v, json);
   }
-  if (isRecord(value)) {
-    const parts: string[] = [];
-    for (const [k, v] of Object.entries(value))
-      if (v !== undefined) parts.push(`${JSON.stringify(k)}:${renderCompact(v)}`);
-    return `{${parts.join(',')}}`;
+  return json;
+}
+
+/**
+ * Minified JSON with uniform record arrays in columnar form where shorter
+ * (by characters). `value` is a JSON value (what `JSON.parse` returns, or a
+ * value built of such values); `memo` keeps the JSON of its parts for a later
+ * call on a value sharing them (the objects are not modified in between).
+ */
+export function renderCompact(value: unknown, memo?: PlainJsonMemo): string {
+  return withColumns(value, memo) ?? plain(value, memo);
+}
+
+/**
+ * The compact form of `v` when an array in it takes the columnar form, else
+ * null: its compact form is then its plain JSON, which `JSON.stringify`
+ * writes far faster than a walk could. Decided bottom-up, so every value is
+ * visited once and only the parts that differ from plain JSON are built here.
+ */
+function withColumns(v: unknown, memo: PlainJsonMemo | undefined): string | null {
+  if (typeof v !== 'object' || v === null) return null;
+  if (Array.isArray(v)) {
+    const keys = uniformKeys(v);
+    if (keys) return recordsWithColumns(v as readonly Record<string, unknown>[], keys, memo);
+    let parts: string[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const c = withColumns(v[i], memo);
+      if (c === null && parts === undefined) continue;
+      parts ??= v.slice(0, i).map((it) => plain(it, memo));
+      parts.push(c ?? plain(v[i], memo));
+    }
+    return parts === undefined ? null : `[${parts.join(',')}]`;
   }
-  return JSON.stringify(value) ?? 'null';
+  let parts: string[] | undefined;
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const c = withColumns((v as Record<string, unknown>)[k], memo);
+    if (c === null && parts === undefined) continue;
+    parts ??= fieldsOf(v as Record<string, unknown>, keys, i, memo);
+    const child = (v as Record<string, unknown>)[k];
+    if (child !== undefined) parts.push(`${JSON.stringify(k)}:${c ?? plain(child, memo)}`);
+  }
+  return parts === undefined ? null : `{${parts.join(',')}}`;
+}
+
+/** `"key":json` of the first `n` fields of a record (fields JSON leaves out skipped). */
+function fieldsOf(
+  obj: Record<string, unknown>,
+  keys: readonly string[],
+  n: number,
+  memo: PlainJsonMemo | undefined,
+): string[] {
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = keys[i]!;
+    if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${plain(obj[k], memo)}`);
+  }
+  return parts;
+}
+
+/**
+ * The compact form of an array of records sharing `keys`: columnar when that
+ * is shorter than the plain form by 15%, else plain; null when that is its
+ * plain JSON. Each cell is rendered once, for both forms.
+ */
+function recordsWithColumns(
+  rows: readonly Record<string, unknown>[],
+  keys: readonly string[],
+  memo: PlainJsonMemo | undefined,
+): string | null {
+  let perRow = 0;
+  for (const k of keys) perRow += JSON.stringify(k).length + 1;
+  const keysJson = JSON.stringify(keys);
+  let cells: string[][] | undefined;
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    for (let k = 0; k < keys.length; k++) {
+      const c = withColumns(row[keys[k]!], memo);
+      if (c === null && cells === undefined) continue;
+      cells ??= rows.map((it) => keys.map((key) => plain(it[key], memo)));
+      cells[r]![k] = c ?? cells[r]![k]!;
+    }
+  }
+  const rowsJson =
+    cells === undefined
+      ? JSON.stringify(rows.map(Object.values))
+      : `[${cells.map((row) => `[${row.join(',')}]`).join(',')}]`;
+  // a plain item is its row with `"key":` before each cell
+  if (COLUMNAR_FRAME + keysJson.length + rowsJson.length < (rowsJson.length + rows.length * perRow) * 0.85)
+    return `{"$columns":${keysJson},"$rows":${rowsJson}}`;
+  if (cells === undefined) return null;
+  const names = keys.map((k) => `${JSON.stringify(k)}:`);
+  return `[${cells.map((row) => `{${row.map((c, k) => names[k] + c).join(',')}}`).join(',')}]`;
 }

@@ -4,7 +4,7 @@ import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
 import { relativizeLinks } from './json-links.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonContent } from './json-parse.js';
-import { renderCompact } from './json-render.js';
+import { type PlainJsonMemo, renderCompact } from './json-render.js';
 import { dedupeSubtrees } from './json-subtrees.js';
 import { approxTokens, renderKept } from './lines.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
@@ -27,33 +27,80 @@ export function errorNote(kept: number, total: number): string {
   return kept === total ? `${total} error items kept` : `${kept} of ${total} error items kept`;
 }
 
+function isContainer(v: unknown): v is object {
+  return typeof v === 'object' && v !== null;
+}
+
+/** JSON of an array item (JSON.stringify writes what it leaves out as null there). */
+function itemJson(item: unknown): string {
+  return JSON.stringify(item) ?? 'null';
+}
+
 /**
  * Replaces every outermost array of at least `JSON_MIN_ITEMS` items by the
- * items `selectItems` keeps (original items only, in order).
+ * items `selectItems` keeps (original items only, in order). Returns `value`
+ * itself where nothing in it changes (the later steps only read it).
  */
 function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: string): unknown {
-  if (Array.isArray(value)) {
-    if (value.length < JSON_MIN_ITEMS) return value.map((v, i) => crush(v, ctx, stats, `${path}[${i}]`));
-    const tokens = approxTokens(JSON.stringify(value));
-    const sel = selectItems(value, ctx, capFor('json', tokens, ctx.capScale));
-    const kept = value.filter((_, i) => sel.keep[i]);
-    value.forEach((v, i) => {
-      if (!sel.keep[i]) stats.omittedTexts.push(JSON.stringify(v) ?? '');
-    });
-    if (kept.length < value.length) {
-      stats.omitted += value.length - kept.length;
-      stats.errors += sel.errors;
-      stats.errorsKept += sel.errorsKept;
-      stats.paths.push(`${path} kept ${kept.length} of ${value.length}`);
+  if (!isContainer(value)) return value;
+  if (!Array.isArray(value)) return crushFields(value as Record<string, unknown>, ctx, stats, path);
+  if (value.length < JSON_MIN_ITEMS) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const c = value[i];
+      const w = isContainer(c) ? crush(c, ctx, stats, `${path}[${i}]`) : c;
+      if (w !== c) out ??= value.slice(0, i);
+      out?.push(w);
     }
-    return kept;
+    return out ?? value;
   }
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = crush(v, ctx, stats, `${path}.${k}`);
-    return out;
+  // each item is written once: for the array's size, the selection and the index of what it omits
+  const texts = value.map(itemJson);
+  const tokens = approxTokens(`[${texts.join(',')}]`);
+  const sel = selectItems(value, ctx, capFor('json', tokens, ctx.capScale), texts);
+  const kept = value.filter((_, i) => sel.keep[i]);
+  if (kept.length === value.length) return value;
+  for (let i = 0; i < value.length; i++) if (!sel.keep[i]) stats.omittedTexts.push(texts[i]!);
+  stats.omitted += value.length - kept.length;
+  stats.errors += sel.errors;
+  stats.errorsKept += sel.errorsKept;
+  stats.paths.push(`${path} kept ${kept.length} of ${value.length}`);
+  return kept;
+}
+
+/**
+ * `crush` of an object's fields. The object is copied when a field changes,
+ * or when it has a `__proto__` field: copying by assignment drops that field
+ * (and sets the copy's prototype), as it always has.
+ */
+function crushFields(
+  value: Record<string, unknown>,
+  ctx: CompressContext,
+  stats: CrushStats,
+  path: string,
+): Record<string, unknown> {
+  const keys = Object.keys(value);
+  let out: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const c = value[k];
+    const w = isContainer(c) ? crush(c, ctx, stats, `${path}.${k}`) : c;
+    if (w !== c && out === undefined) out = copyFields(value, keys, i);
+    if (out !== undefined) out[k] = w;
   }
-  return value;
+  if (out === undefined && Object.hasOwn(value, '__proto__')) out = copyFields(value, keys, keys.length);
+  return out ?? value;
+}
+
+/** A new object with the first `n` of `keys` of `obj`, assigned in order. */
+function copyFields(
+  obj: Record<string, unknown>,
+  keys: readonly string[],
+  n: number,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) out[keys[i]!] = obj[keys[i]!];
+  return out;
 }
 
 /**
@@ -69,7 +116,8 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   }
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
   const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
-  const lossless = parsed.preamble + renderCompact(links.value);
+  const rendered: PlainJsonMemo = new Map();
+  const lossless = parsed.preamble + renderCompact(links.value, rendered);
   if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, errorsKept: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
@@ -77,7 +125,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
   if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)
     return { text: lossless, lossy: false };
-  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
+  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value, rendered);
   const note = [
     errorNote(stats.errorsKept, stats.errors),
     stats.paths.slice(0, 3).join(', '),
@@ -119,13 +167,16 @@ function compressItemLines(
   const itemLines: number[] = [];
   const values: unknown[] = [];
   body.forEach((l, i) => {
-    if (!/^\s*[{[]/.test(l) || nestsDeeperThan(l, MAX_JSON_DEPTH)) return;
+    if (!/^\s*[{[]/.test(l)) return;
+    let value: unknown;
     try {
-      values.push(JSON.parse(l));
-      itemLines.push(i);
+      value = JSON.parse(l);
     } catch {
-      // not an item: kept as it is
+      return; // not an item: kept as it is
     }
+    if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return;
+    values.push(value);
+    itemLines.push(i);
   });
   if (values.length < 2) return null;
   const cap = capFor('json', approxTokens(body.join('\n')), ctx.capScale);

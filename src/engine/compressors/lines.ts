@@ -4,8 +4,33 @@ import { LONG_LINE_CHARS } from '../settings.js';
 
 /** Rough token estimate used only to budget selections (exact counts decide acceptance). */
 export function approxTokens(text: string): number {
-  return Math.ceil(text.length / 3.5);
+  return approxTokensOfLength(text.length);
 }
+
+/** `approxTokens` of a text of `length` characters. */
+export function approxTokensOfLength(length: number): number {
+  return Math.ceil(length / 3.5);
+}
+
+/** Length of `lines.join('\n')`, without joining. */
+export function joinedLength(lines: readonly string[]): number {
+  let length = lines.length - 1;
+  for (const l of lines) length += l.length;
+  return Math.max(0, length);
+}
+
+/**
+ * True when `line` is empty or all whitespace: `line.trim() === ''` without
+ * the trimmed copy (`\s` is the set `trim` removes).
+ */
+export function isBlank(line: string): boolean {
+  const c = line.charCodeAt(0);
+  // most lines start with a visible ASCII character
+  if (c > 32 && c < 0x7f) return false;
+  return !NON_BLANK_RE.test(line);
+}
+
+const NON_BLANK_RE = /\S/;
 
 /** Token cost of a gap note, below which a gap is not worth making. */
 const GAP_COST = 6;
@@ -99,7 +124,7 @@ export function collapseRepeats(lines: readonly string[]): string[] {
     while (j < lines.length && lines[j] === lines[i]) j++;
     const run = j - i;
     out.push(lines[i]!);
-    if (run >= 3 && lines[i]!.trim() !== '') out.push(formatRepeat(run - 1));
+    if (run >= 3 && !isBlank(lines[i]!)) out.push(formatRepeat(run - 1));
     else for (let k = 1; k < run; k++) out.push(lines[i]!);
     i = j;
   }
@@ -110,7 +135,7 @@ export function collapseRepeats(lines: readonly string[]): string[] {
  * `line` without trailing spaces, tabs and CRs. A loop, not `/[ \t\r]+$/`:
  * the regex retried from every blank of a long inner run (quadratic).
  */
-function trimTrailingBlanks(line: string): string {
+export function trimTrailingBlanks(line: string): string {
   let end = line.length;
   for (let c = line.charCodeAt(end - 1); c === 32 || c === 9 || c === 13; c = line.charCodeAt(end - 1))
     end -= 1;
@@ -151,27 +176,44 @@ const LONG_REPEATED_LINE = 200;
  * agent wrote itself, instructions pasted into every message.
  */
 export function markRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>): Uint8Array {
-  const mask = new Uint8Array(lines.length);
+  const n = lines.length;
+  const mask = new Uint8Array(n);
   if (earlier.size === 0) return mask;
-  for (let i = 0; i < lines.length; ) {
+  // each line's key looked up once (the runs below visit lines more than once)
+  const state = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const line = lines[i]!;
+    // a line shorter than a key cannot give one
+    if (line.length < MIN_LINE_CHARS) continue;
+    const key = lineKey(line);
+    if (key.length < MIN_LINE_CHARS) continue;
+    state[i] = !earlier.has(key) ? NEW_LINE : key.length >= LONG_REPEATED_LINE ? LONG_KNOWN_LINE : KNOWN_LINE;
+  }
+  for (let i = 0; i < n; ) {
     const start = i;
     let known = 0;
     let longKnown = false;
-    for (; i < lines.length; i++) {
-      const key = lineKey(lines[i]!);
-      if (key.length < MIN_LINE_CHARS) continue;
-      if (!earlier.has(key)) break;
+    for (; i < n; i++) {
+      const s = state[i]!;
+      if (s === SHORT_LINE) continue;
+      if (s === NEW_LINE) break;
       known++;
-      if (key.length >= LONG_REPEATED_LINE) longKnown = true;
+      if (s === LONG_KNOWN_LINE) longKnown = true;
     }
     // trailing short lines belong to whatever follows, not to this run
     let end = i;
-    while (end > start && lineKey(lines[end - 1]!).length < MIN_LINE_CHARS) end--;
+    while (end > start && state[end - 1] === SHORT_LINE) end--;
     if ((end - start >= MIN_REPEATED_RUN && known >= 3) || longKnown) mask.fill(1, start, end);
     if (i === start) i++;
   }
   return mask;
 }
+
+/** What `markRepeatedRuns` knows of a line: too short for a key, not shown earlier, shown earlier (long). */
+const SHORT_LINE = 0;
+const NEW_LINE = 1;
+const KNOWN_LINE = 2;
+const LONG_KNOWN_LINE = 3;
 
 /**
  * The label a task runner puts before every line of a task's output:
@@ -193,11 +235,15 @@ const MIN_LABEL_SHARE = 0.5;
 export function withoutTaskLabels(lines: string[]): string[] {
   const counts = new Map<string, number>();
   let nonBlank = 0;
+  let unlabelled = 0;
   for (const line of lines) {
-    if (line.trim() === '') continue;
+    if (isBlank(line)) continue;
     nonBlank++;
-    const label = TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
-    if (label) counts.set(label.trimEnd(), (counts.get(label.trimEnd()) ?? 0) + 1);
+    const label = taskLabel(line);
+    if (label) {
+      const key = label.trimEnd();
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    } else if (++unlabelled * 2 > lines.length) return lines; // labelled lines can no longer be half
   }
   const labels = new Set<string>();
   let labelled = 0;
@@ -208,7 +254,18 @@ export function withoutTaskLabels(lines: string[]): string[] {
     }
   if (labels.size === 0 || labelled < nonBlank * MIN_LABEL_SHARE) return lines;
   return lines.map((line) => {
-    const label = TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
+    const label = taskLabel(line);
     return label && labels.has(label.trimEnd()) ? line.slice(label.length) : line;
   });
 }
+
+/** The task label `line` starts with, or undefined. Every label starts with one of `[\w@]`. */
+function taskLabel(line: string): string | undefined {
+  const c = line.charCodeAt(0);
+  if (!(c < 128 && LABEL_START[c] === 1)) return undefined;
+  return TASK_LABEL_RE.exec(line.length > 200 ? line.slice(0, 200) : line)?.[0];
+}
+
+/** `[\w@]` by character code. */
+const LABEL_START = new Uint8Array(128);
+for (let c = 0; c < 128; c++) if (/[\w@]/.test(String.fromCharCode(c))) LABEL_START[c] = 1;

@@ -1,13 +1,17 @@
 import { collapseRepeats, markRepeatedRuns, renderKept, tidyLines } from './lines.js';
 import type { CompressContext, Compressed } from './types.js';
 
+const INNER_SPACES_RE = /(\S) {2,}(?=\S)/g;
+
 /**
  * Prose: conservative; redundant whitespace and repeated lines go, and
  * passages already shown earlier in the conversation (instructions pasted
  * into every message) become a note. No word of a kept line is dropped.
  */
 export function compressProse(text: string, ctx: CompressContext): Compressed {
-  const lines = collapseRepeats(tidyLines(text.split('\n').map((l) => l.replace(/(\S) {2,}(?=\S)/g, '$1 '))));
+  // inner runs of spaces become one (a run never spans lines, so the whole text at once)
+  const spaced = text.includes('  ') ? text.replace(INNER_SPACES_RE, '$1 ') : text;
+  const lines = collapseRepeats(tidyLines(spaced.split('\n')));
   const repeated = markRepeatedRuns(lines, ctx.earlierLines());
   const out = renderKept(
     lines,

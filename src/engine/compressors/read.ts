@@ -1,4 +1,12 @@
-import { collapseRepeats, markRepeatedRuns, renderKept, tidyLines } from './lines.js';
+import {
+  collapseRepeats,
+  isBlank,
+  markRepeatedRuns,
+  renderKept,
+  tidyLines,
+  trimTrailingBlanks,
+} from './lines.js';
+import { unpadListing } from './listing.js';
 import type { CompressContext, Compressed } from './types.js';
 
 /**
@@ -28,16 +36,19 @@ const MIN_THINNED_LINES = 20;
 /** The note above a listing whose numbers were thinned. */
 export const THINNED_NOTE = `[svc: line numbers on every ${NUMBER_EVERY}th line and after gaps only]`;
 
-/** True when most lines are numbered (trailing notes after the listing are allowed). */
-function numberedShare(lines: readonly string[]): number {
+/** True when at least 80 % of the non-blank lines are numbered (trailing notes after the listing are allowed). */
+function mostlyNumbered(lines: readonly string[]): boolean {
   let numbered = 0;
   let nonEmpty = 0;
-  for (const l of lines) {
-    if (l.trim() === '') continue;
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (isBlank(l)) continue;
     nonEmpty++;
     if (NUMBERED_RE.test(l)) numbered++;
+    // settled: even if every line left were numbered, they would be under 80 % (by at least a line)
+    else if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return false;
   }
-  return nonEmpty === 0 ? 0 : numbered / nonEmpty;
+  return nonEmpty === 0 ? false : numbered / nonEmpty >= 0.8;
 }
 
 /**
@@ -51,8 +62,8 @@ export function thinNumbers(
   lines: readonly string[],
   keep?: Uint8Array,
 ): { lines: string[]; thinned: boolean } {
-  if (lines.length < MIN_THINNED_LINES || numberedShare(lines) < 0.8) {
-    return { lines: lines.map((l) => l.replace(/^ +(\d+(?:→|\t))/, '$1')), thinned: false };
+  if (lines.length < MIN_THINNED_LINES || !mostlyNumbered(lines)) {
+    return { lines: unpadListing(lines), thinned: false };
   }
   let prev = -2;
   let thinned = false;
@@ -77,7 +88,7 @@ export function thinNumbers(
 
 /** Trailing whitespace only (blank lines stay: in a listing they carry line numbers). */
 function trimEnds(lines: readonly string[]): string[] {
-  return lines.map((l) => l.replace(/[ \t\r]+$/, ''));
+  return lines.map(trimTrailingBlanks);
 }
 
 /**
@@ -87,7 +98,7 @@ function trimEnds(lines: readonly string[]): string[] {
  */
 export function compressRead(text: string, ctx: CompressContext, noReferences = false): Compressed {
   const raw = text.split('\n');
-  const numbered = numberedShare(raw) >= 0.8;
+  const numbered = mostlyNumbered(raw);
   // numbered blank lines are not blank: only an unnumbered text loses runs of blank lines
   const lines = collapseRepeats(numbered ? trimEnds(raw) : tidyLines(raw));
   const repeated = noReferences ? new Uint8Array(lines.length) : markRepeatedRuns(lines, ctx.earlierLines());

@@ -1,22 +1,25 @@
 import { mentionsAny } from '../identifiers.js';
 import { formatOtherFiles } from '../markers.js';
-import { capFor, indexBudget, SEARCH_MATCHES_PER_FILE } from '../settings.js';
-import { approxTokens, fillSmallGaps, renderKept, shortenLine, tidyLines } from './lines.js';
+import { capFor, indexBudget, LONG_LINE_CHARS, SEARCH_MATCHES_PER_FILE } from '../settings.js';
+import {
+  approxTokensOfLength,
+  fillSmallGaps,
+  isBlank,
+  joinedLength,
+  renderKept,
+  shortenLine,
+  tidyLines,
+} from './lines.js';
 import { ERROR_RE } from './log.js';
 import { compressRead } from './read.js';
-import { keepNovel, omittedIdentifiers, Selection } from './select.js';
+import { keepNovel, omittedIdentifiersExcept, Selection } from './select.js';
 import type { CompressContext, Compressed } from './types.js';
 
 const MATCH_RE = /^(?=[^:\s]*[A-Za-z])((?:\.{0,2}\/)?[^\s:]+?)[:-](\d+)[:-]/;
 const PATH_RE = /^(?:[A-Za-z]:)?[.~]?\/?(?:[\w@.+-]+\/)+[\w@.+ -]*\/?$/;
 
-/** The file a search-result line belongs to ('' for headers and summaries). */
-function fileOf(full: string): string {
-  const line = full.length > 500 ? full.slice(0, 500) : full;
-  const m = MATCH_RE.exec(line);
-  if (m) return m[1]!;
-  return PATH_RE.test(line.trim()) ? line.trim() : '';
-}
+/** Characters of a line the patterns look at. */
+const TESTED_CHARS = 500;
 
 /**
  * Search results (grep, ripgrep) and file lists. A list of paths alone keeps
@@ -28,22 +31,32 @@ function fileOf(full: string): string {
  */
 export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const lines = tidyLines(text.split('\n'));
-  const shown = lines.map(shortenLine);
+  const shown = lines.some((l) => l.length > LONG_LINE_CHARS) ? lines.map(shortenLine) : lines;
   const n = lines.length;
-  const sel = Selection.ofLines(shown, capFor('search', approxTokens(lines.join('\n')), ctx.capScale));
+  const sel = Selection.ofLines(
+    shown,
+    capFor('search', approxTokensOfLength(joinedLength(lines)), ctx.capScale),
+  );
   const files = new Map<string, number[]>();
   const wanted: number[] = [];
   let matches = 0;
   let pathLines = 0;
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
-    const file = fileOf(line);
+    // the file the line belongs to: a match's, a listed path, or none (headers and summaries)
+    const head = line.length > TESTED_CHARS ? line.slice(0, TESTED_CHARS) : line;
+    const match = MATCH_RE.exec(head);
+    let file = match ? match[1]! : '';
+    if (!match) {
+      const path = head.trim();
+      if (PATH_RE.test(path)) file = path;
+    }
     if (!file) {
-      if (line.trim() !== '') sel.take(i, true);
+      if (!isBlank(line)) sel.take(i, true);
       continue;
     }
     matches++;
-    if (!MATCH_RE.test(line.length > 500 ? line.slice(0, 500) : line)) pathLines++;
+    if (!match) pathLines++;
     const list = files.get(file) ?? [];
     list.push(i);
     files.set(file, list);
@@ -60,8 +73,16 @@ export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const note = `${matches} ${matches === files.size ? 'paths' : `matches in ${files.size} files`}`;
   // every file with matches stays named: those without a kept line are listed with their counts
   const unshown = [...files].filter(([, list]) => list.every((i) => !sel.keep[i]));
-  const known = unshown.length > 0 ? new Set([...ctx.seen, ...unshown.map(([f]) => f)]) : ctx.seen;
-  const index = omittedIdentifiers(lines, sel.keep, known, indexBudget(sel.cap), shown);
+  // the files listed below count as named (looked up in both sets: no copy of the conversation's)
+  const listedFiles = new Set(unshown.map(([f]) => f));
+  const seen = ctx.seen;
+  const index = omittedIdentifiersExcept(
+    lines,
+    sel.keep,
+    (id) => seen.has(id) || listedFiles.has(id),
+    indexBudget(sel.cap),
+    shown,
+  );
   const out = renderKept(shown, sel.keep, { hash: ctx.hash, unit: 'lines', note, index });
   if (out === null) return { text: lines.join('\n'), lossy: false };
   if (unshown.length === 0) return { text: out, lossy: true };

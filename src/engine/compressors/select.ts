@@ -1,6 +1,6 @@
 import { callScopedMap, inCall } from '../call-scope.js';
 import { extractIdentifiers, isNameLike } from '../identifiers.js';
-import { approxTokens } from './lines.js';
+import { approxTokens, isBlank } from './lines.js';
 
 /**
  * Identifiers that change on every line (full timestamps, UUIDs, decimal
@@ -62,9 +62,7 @@ export class Selection {
 
   /** Makes units unavailable (already shown earlier in the conversation); even `force` skips them. */
   block(mask: Uint8Array): void {
-    mask.forEach((b, i) => {
-      if (b) this.blocked[i] = 1;
-    });
+    for (let i = 0; i < mask.length; i++) if (mask[i]) this.blocked[i] = 1;
   }
 
   static ofLines(lines: readonly string[], cap: number): Selection {
@@ -107,13 +105,14 @@ export class Selection {
  * ties go to the earlier unit, so the result is deterministic.
  */
 export function keepNovel(texts: readonly string[], sel: Selection, seen: ReadonlySet<string>): void {
+  if (sel.full) return;
   const known = new Set<string>();
   const ids = texts.map((t) => stableIdentifiers(t));
   for (let i = 0; i < texts.length; i++) if (sel.keep[i]) for (const id of ids[i]!) known.add(id);
   const candidates: Array<[number, number]> = [];
   for (let i = 0; i < texts.length; i++) {
     if (sel.keep[i]) continue;
-    const fresh = new Set(ids[i]!.filter((id) => !seen.has(id) && !known.has(id))).size;
+    const fresh = countFresh(ids[i]!, seen, known);
     if (fresh > 0) candidates.push([i, fresh]);
   }
   candidates.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
@@ -124,11 +123,25 @@ export function keepNovel(texts: readonly string[], sel: Selection, seen: Readon
   }
 }
 
+/** Distinct identifiers of `ids` in neither set. */
+function countFresh(ids: readonly string[], seen: ReadonlySet<string>, known: ReadonlySet<string>): number {
+  // a line names a few identifiers: finding repeats by comparison costs less than a set
+  if (ids.length > 16) return new Set(ids.filter((id) => !seen.has(id) && !known.has(id))).size;
+  let fresh = 0;
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k]!;
+    if (seen.has(id) || known.has(id) || ids.indexOf(id) < k) continue;
+    fresh++;
+  }
+  return fresh;
+}
+
 /** Keeps an even spread of the remaining non-blank units while they fit. */
 export function keepSpread(texts: readonly string[], sel: Selection): void {
+  if (sel.full) return;
   const rest: number[] = [];
-  for (let i = 0; i < texts.length; i++) if (!sel.keep[i] && texts[i]!.trim() !== '') rest.push(i);
-  if (rest.length === 0 || sel.full) return;
+  for (let i = 0; i < texts.length; i++) if (!sel.keep[i] && !isBlank(texts[i]!)) rest.push(i);
+  if (rest.length === 0) return;
   const avg = rest.reduce((n, i) => n + approxTokens(texts[i]!) + 1, 0) / rest.length;
   const room = Math.floor((sel.cap - sel.used) / Math.max(1, avg));
   if (room <= 0) return;
@@ -150,15 +163,35 @@ export function omittedIdentifiers(
   maxTokens: number,
   shownTexts: readonly string[] = texts,
 ): string[] {
+  return omittedIdentifiersExcept(texts, keep, (id) => seen.has(id), maxTokens, shownTexts);
+}
+
+/**
+ * `omittedIdentifiers` with what counts as seen earlier given as a test
+ * (several sets without merging them into a new one).
+ */
+export function omittedIdentifiersExcept(
+  texts: readonly string[],
+  keep: Uint8Array,
+  isSeen: (id: string) => boolean,
+  maxTokens: number,
+  shownTexts: readonly string[] = texts,
+): string[] {
   const shown = new Set<string>();
   for (let i = 0; i < texts.length; i++)
     if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
   const counts = new Map<string, number>();
+  // identifiers found not to count, so each is judged once
+  const skipped = new Set<string>();
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;
     for (const id of stableIdentifiers(texts[i]!)) {
-      if (shown.has(id) || seen.has(id) || !isNameLike(id)) continue;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
+      const n = counts.get(id);
+      if (n !== undefined) counts.set(id, n + 1);
+      else if (!skipped.has(id)) {
+        if (shown.has(id) || isSeen(id) || !isNameLike(id)) skipped.add(id);
+        else counts.set(id, 1);
+      }
     }
   }
   const ranked = [...counts].map(([id, n], order) => ({ id, n, order }));
