@@ -7,14 +7,13 @@ import {
 } from '../compressors/index.js';
 import { parseJsonContent } from '../compressors/json-parse.js';
 import { renderCompact } from '../compressors/json-render.js';
-import { isNumberedListing } from '../compressors/listing.js';
 import { compressProse } from '../compressors/prose.js';
 import { compressRead } from '../compressors/read.js';
 import { messageShape } from '../context/shape.js';
 import { contentHash } from '../hash.js';
 import { isCompressible, textUnits, withTexts } from '../messages.js';
 import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
-import { detectContentType, type ToolKind, toolKind } from '../router.js';
+import { detectContentType, isNumberedText, type ToolKind, toolKind } from '../router.js';
 import { ENGINE_VERSION, MIN_SAVED_TOKENS, MIN_SAVINGS_RATIO, SMALL_OUTPUT_TOKENS } from '../settings.js';
 import type { ChatMessage, Tokenizer, ToolCall } from '../types.js';
 
@@ -145,7 +144,7 @@ function compressByKind(
   ctx: CompressContext,
 ): { type: ContentType; res: Compressed | null } {
   const type = detectContentType(text);
-  const numbered = isNumberedListing(text.split('\n', 400));
+  const numbered = isNumberedText(text);
   if (kind === 'read' || kind === 'list' || numbered) return { type, res: compressRead(text, ctx) };
   if (kind === 'doc')
     return { type, res: type === 'html' ? compressHtml(text, ctx) : compressProse(text, ctx) };
