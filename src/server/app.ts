@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import polka from 'polka';
+import { openFileCcrStore } from '../ccr/index.js';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
 import type { CcrStore } from '../ccr/store.js';
@@ -99,7 +100,13 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       options.ccr ??
       (store
         ? createRedisCcrStore(store, { ttlSeconds: config.ccrTtl })
-        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000, maxSize: config.ccrMemoryMaxBytes })),
+        : createMemoryCcrStore({
+            ttlMs: config.ccrTtl * 1000,
+            maxSize: config.ccrMemoryMaxBytes,
+            // past --ccr-memory-max-bytes, originals go to the durable store (SERVICE_CCR_PATH)
+            spill: () => openFileCcrStore(config, { logger }),
+            logger,
+          })),
     ...(store ? { store } : {}),
     logger,
     now,
