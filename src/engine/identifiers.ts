@@ -6,6 +6,7 @@
 
 import { LRUCache } from 'lru-cache';
 import { contentHash } from './hash.js';
+import { ENTRY_OVERHEAD, engineMemoLimit, registerEngineMemo } from './memo-budget.js';
 
 /** A maximal run of identifier characters. */
 const RUN_RE = /[A-Za-z0-9_.:/@#-]{5,}/g;
@@ -56,11 +57,24 @@ function withoutTrailing(run: string): string {
  * every request. Each list is kept joined into one string of its own: the
  * matches themselves are V8 substrings that keep the whole text they were cut
  * from alive, and 20,000 kept lists held every tool output of the last
- * hundreds of conversations (issue 19). Bounded by the characters kept.
+ * hundreds of conversations (issue 19). Bounded by the bytes kept (the
+ * server's share of `--memo-max-bytes`, see memo-budget.ts).
  */
-const cache = new LRUCache<string, string>({
-  maxSize: 2 * 1024 * 1024,
-  sizeCalculation: (ids, key) => ids.length + key.length + 64,
+let cache = createCache(engineMemoLimit('identifiers'));
+
+function createCache(maxBytes: number): LRUCache<string, string> {
+  // identifiers and hashes are ASCII: one byte a character
+  return new LRUCache<string, string>({
+    maxSize: maxBytes,
+    sizeCalculation: (ids, key) => ids.length + key.length + 2 * 16 + ENTRY_OVERHEAD,
+  });
+}
+
+registerEngineMemo('identifiers', {
+  bytes: () => cache.calculatedSize,
+  limit(maxBytes) {
+    if (maxBytes !== cache.maxSize) cache = createCache(maxBytes);
+  },
 });
 const CACHE_MIN_LENGTH = 1024;
 /** Identifiers are runs of `RUN_RE`'s characters: no line break in one. */
