@@ -35,12 +35,6 @@ export interface FileCcrStoreOptions {
 
 /** The durable CCR store, plus its maintenance entry point. */
 export interface FileCcrStore extends CcrStore {
-  /**
-   * As `CcrStore.put`; `at` (ms, default now) is when the entry's lifetime
-   * started, for an entry kept elsewhere until now (the server's memory store
-   * moving it out). An existing copy's lifetime only moves forward.
-   */
-  put(hash: string, original: string, at?: number): Promise<void>;
   readonly dir: string;
   /** Deletes expired entries, then the oldest ones while the folder is over the cap. */
   sweep(): Promise<SweepReport>;
@@ -134,9 +128,9 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
   return {
     dir,
     sweep,
-    async put(hash, original, startedAt) {
+    async put(hash, original) {
       const file = pathFor(hash);
-      const at = new Date(startedAt ?? now());
+      const at = new Date(now());
       const size = Buffer.byteLength(original);
       if (size > maxBytes) {
         // Stored, it would be evicted by the next sweep: refuse it so the caller keeps the original.
@@ -150,18 +144,17 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
           if (errorCode(err) === 'ENOENT') return undefined;
           throw err;
         });
-        // Same content (same hash, same size): only its lifetime restarts (never
-        // shortened), unless a sweep deleted it in the meantime.
+        // Same content (same hash, same size): only its lifetime restarts, unless a
+        // sweep deleted it in the meantime.
         const refreshed =
           existing?.size === size &&
-          (existing.mtimeMs >= at.getTime() ||
-            (await utimes(file, at, at).then(
-              () => true,
-              (err: unknown) => {
-                if (errorCode(err) === 'ENOENT') return false;
-                throw err;
-              },
-            )));
+          (await utimes(file, at, at).then(
+            () => true,
+            (err: unknown) => {
+              if (errorCode(err) === 'ENOENT') return false;
+              throw err;
+            },
+          ));
         if (!refreshed) {
           await mkdir(dirname(file), { recursive: true, mode: 0o700 });
           const tmp = `${file}${TMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;

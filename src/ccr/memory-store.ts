@@ -4,7 +4,7 @@ import { SvcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CcrStore } from './store.js';
 
-/** A store that takes the entries the memory store lets go (the durable file store). */
+/** A store that takes the entries the memory store lets go (`svc serve`: its spill file, spill-file.ts). */
 export interface SpillStore extends CcrStore {
   /** As `put`, the entry's lifetime counted from `at` (ms) instead of now. */
   put(hash: string, original: string, at?: number): Promise<void>;
@@ -21,12 +21,12 @@ export interface MemoryCcrStoreOptions {
   /** Clock in ms, for tests. Default: the real clock. */
   now?: () => number;
   /**
-   * Where entries past `maxSize` go (`svc serve`: the durable file store,
+   * Where entries past `maxSize` go (`svc serve`: a spill file on disk,
    * opened when first needed): the least recently used are written there in
    * the background, with the rest of their lifetime, and read from there once
-   * they are no longer in memory. Memory then only decides what is fast to
-   * read: every entry stays redeemable for its TTL (principle 3). Without it
-   * they are dropped, and a batch larger than `maxSize` is refused.
+   * they are no longer in memory. Memory then decides what is fast to read,
+   * the spill store's own bounds what stays redeemable (principle 3).
+   * Without it they are dropped, and a batch larger than `maxSize` is refused.
    */
   spill?: () => SpillStore;
   /** Where failed writes to `spill` are reported (at most once a minute). */
@@ -39,7 +39,7 @@ const WARN_EVERY_MS = 60_000;
 
 /** What the memory store holds: its entries, and those on their way to the spill store. */
 export interface MemoryCcrStore extends CcrStore {
-  /** Estimated bytes held in memory: the entries, and those not yet written to the spill store. */
+  /** Estimated bytes held in memory: the entries, those not yet written to the spill store, and its index. */
   memoryBytes(): number;
   /** Waits for the entries on their way to the spill store. */
   flush(): Promise<void>;
@@ -159,7 +159,7 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): Memor
       if (held !== undefined || !spillStore) return held;
       return spillStore().get(hash);
     },
-    memoryBytes: () => cache.calculatedSize + outgoingBytes,
+    memoryBytes: () => cache.calculatedSize + outgoingBytes + (spill?.memoryBytes?.() ?? 0),
     flush,
     async close() {
       await flush();

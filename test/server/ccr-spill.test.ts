@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/engine/hash.js';
@@ -6,8 +6,8 @@ import { parseMarkers } from '../../src/engine/markers.js';
 import { parsePrometheusText } from '../stats/prom-text.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
 
-// Past --ccr-memory-max-bytes the server moves the least recently used originals to the durable
-// CCR store (issue 19): memory stays within the bound and every marker stays redeemable.
+// Past --ccr-memory-max-bytes the server moves the least recently used originals to a spill file
+// (issue 19): memory stays within the bound and every marker stays redeemable.
 
 const SAMPLE = JSON.parse(
   readFileSync(join(import.meta.dirname, '../../fixtures/samples/agent-session.json'), 'utf8'),
@@ -38,7 +38,7 @@ afterEach(async () => {
 });
 
 describe('the in-memory CCR store past --ccr-memory-max-bytes', () => {
-  it('moves the oldest originals to the durable store: memory stays bounded, every marker redeems', async () => {
+  it('moves the oldest originals to its spill file: memory stays bounded, every marker redeems', async () => {
     upstream = await startMockUpstream((_req, res) => replyJson(res, 200, REPLY));
     const cap = 1024 * 1024;
     svc = await startSvc({
@@ -71,9 +71,8 @@ describe('the in-memory CCR store past --ccr-memory-max-bytes', () => {
       expect(contentHash(content)).toBe(m);
       stored += content.length;
     }
+    // more than memory holds: the oldest were read back from the spill file
     expect(stored).toBeGreaterThan(2 * cap);
-    // the first conversation's originals left memory for the file store (SERVICE_HOME/ccr)
-    for (const m of first) expect(existsSync(join(svc.home, 'ccr', m.hash.slice(0, 2), m.hash))).toBe(true);
     const metrics = parsePrometheusText(await (await fetch(`${svc.url}/metrics`)).text());
     const ccr = metrics.get('service_memory_bytes')!.samples.find((s) => s.labels.part === 'ccr')!.value;
     expect(ccr).toBeGreaterThan(0);
