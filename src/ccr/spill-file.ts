@@ -43,7 +43,9 @@ interface Ref {
  * up to half the bounds each: when the current one is full, the older one is
  * closed and its entries forgotten (the oldest go first, as past any cap).
  */
-export function createSpillFile(options: SpillFileOptions): SpillStore & { memoryBytes(): number } {
+export function createSpillFile(
+  options: SpillFileOptions,
+): SpillStore & { memoryBytes(): number; close(): Promise<void> } {
   const now = options.now ?? Date.now;
   const index = new Map<string, Ref>();
   let current: Promise<Generation> | undefined;

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import polka from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
-import { createSpillFile, INDEX_ENTRY_BYTES } from '../ccr/spill-file.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
+import { createSpillFile, INDEX_ENTRY_BYTES } from '../ccr/spill-file.js';
 import type { CcrStore } from '../ccr/store.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
