@@ -34,13 +34,17 @@ export interface BoundedMemo {
   limit(maxBytes: number): void;
 }
 
-/** The engine's memos bounded here: `content_hashes` (hash.ts), `history_scans` (history.ts). */
-export type EngineMemoName = 'content_hashes' | 'history_scans';
+/**
+ * The memos bounded here: `content_hashes` (hash.ts), `history_scans`
+ * (history.ts), and the splicer's `spelled_lengths` (json/spans.ts).
+ */
+export type EngineMemoName = 'content_hashes' | 'history_scans' | 'spelled_lengths';
 
 /** Bounds for `svc compress` (one short run): the sizes the memos had before they were configurable. */
 const limits: Record<EngineMemoName, number> = {
   content_hashes: 16 * 1024 * 1024,
   history_scans: 16 * 1024 * 1024,
+  spelled_lengths: 16 * 1024 * 1024,
 };
 const memos = new Map<EngineMemoName, BoundedMemo>();
 
@@ -65,6 +69,7 @@ export function engineMemoBytes(): Record<EngineMemoName, number> {
   return {
     content_hashes: memos.get('content_hashes')?.bytes() ?? 0,
     history_scans: memos.get('history_scans')?.bytes() ?? 0,
+    spelled_lengths: memos.get('spelled_lengths')?.bytes() ?? 0,
   };
 }
 
@@ -72,7 +77,7 @@ export function engineMemoBytes(): Record<EngineMemoName, number> {
 export interface MemoShares {
   /** Per-content engine results (`createEngineMemo`): 2/16. */
   engineResults: number;
-  /** Reused body parses (`PrefixParser`): 8/16. */
+  /** Reused body parses (`PrefixParser`): 7/16. */
   bodyParses: number;
   /** Characters of the token-count memo (tokens.ts counts characters; at most two bytes each): 1/16 in bytes. */
   tokenCountChars: number;
@@ -80,6 +85,8 @@ export interface MemoShares {
   contentHashes: number;
   /** History scans (history.ts): 4/16. */
   historyScans: number;
+  /** JSON spelled lengths of long strings (json/spans.ts): 1/16. */
+  spelledLengths: number;
 }
 
 /**
@@ -97,15 +104,17 @@ export function memoShares(maxBytes: number): MemoShares {
   const part = maxBytes / 16;
   return {
     engineResults: 2 * part,
-    bodyParses: 8 * part,
+    bodyParses: 7 * part,
     tokenCountChars: part / 2,
     contentHashes: part,
     historyScans: 4 * part,
+    spelledLengths: part,
   };
 }
 
-/** Bounds the engine's own memos to their shares. */
+/** Bounds the memos registered here to their shares. */
 export function limitEngineMemos(shares: MemoShares): void {
   setEngineMemoLimit('content_hashes', shares.contentHashes);
   setEngineMemoLimit('history_scans', shares.historyScans);
+  setEngineMemoLimit('spelled_lengths', shares.spelledLengths);
 }

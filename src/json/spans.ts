@@ -6,6 +6,7 @@
  */
 
 import { LRUCache } from 'lru-cache';
+import { ENTRY_OVERHEAD, engineMemoLimit, registerEngineMemo } from '../engine/memo-budget.js';
 
 /** A path into a JSON document: object keys and array indices. */
 export type JsonPath = ReadonlyArray<string | number>;
@@ -131,12 +132,24 @@ const SPELLED_MEMO_FROM = 256;
  * splicer skips every earlier message of a conversation on each turn, and a
  * map lookup (whose string hash the engine has usually computed already) is
  * far cheaper than measuring the text again (principle 4). Exact; bounded by
- * the characters it holds.
+ * the bytes of the strings it holds, as V8 keeps them (the server's share of
+ * `--memo-max-bytes`, see memo-budget.ts).
  */
-const spelledMemo = new LRUCache<string, number>({
-  maxSize: 16 * 1024 * 1024,
-  sizeCalculation: (_n, key) => key.length + 16,
+let spelledMemo = createSpelledMemo(engineMemoLimit('spelled_lengths'));
+
+function createSpelledMemo(maxBytes: number): LRUCache<string, number> {
+  return new LRUCache<string, number>({ maxSize: maxBytes });
+}
+
+registerEngineMemo('spelled_lengths', {
+  bytes: () => spelledMemo.calculatedSize,
+  limit(maxBytes) {
+    if (maxBytes !== spelledMemo.maxSize) spelledMemo = createSpelledMemo(maxBytes);
+  },
 });
+
+/** V8's string header and the number kept with it, besides the entry. */
+const SPELLED_ENTRY_BYTES = 16 + 8 + ENTRY_OVERHEAD;
 
 /**
  * Length of `value` in JSON's shortest spelling (what JSON.stringify writes):
@@ -147,15 +160,22 @@ function spelledLength(value: string): number {
   let n = spelledMemo.get(value);
   if (n === undefined) {
     n = measureSpelled(value);
-    spelledMemo.set(value, n);
+    // a string with any character past Latin-1 is kept two bytes a character
+    const width = wide ? 2 : 1;
+    spelledMemo.set(value, n, { size: width * value.length + SPELLED_ENTRY_BYTES });
   }
   return n;
 }
 
+/** Whether the last `measureSpelled` saw a character past Latin-1. */
+let wide = false;
+
 function measureSpelled(value: string): number {
   let n = value.length + 2;
+  let past = 0;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
+    past |= c;
     if (c === 0x22 || c === 0x5c) n += 1;
     else if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 1 : 5;
     else if (c >= 0xd800 && c <= 0xdfff) {
@@ -164,6 +184,7 @@ function measureSpelled(value: string): number {
       else n += 5; // a lone surrogate is written as \uXXXX
     }
   }
+  wide = past > 0xff;
   return n;
 }
 

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import polka from 'polka';
 import { createMemoryCcrStore } from '../ccr/memory-store.js';
 import { createRedisCcrStore } from '../ccr/redis-store.js';
+import { createSpillFile, INDEX_ENTRY_BYTES } from '../ccr/spill-file.js';
 import type { CcrStore } from '../ccr/store.js';
 import { type CompressFn, createEngineMemo, lazyEngine } from '../compression.js';
 import type { Config } from '../config/options.js';
@@ -99,7 +100,20 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       options.ccr ??
       (store
         ? createRedisCcrStore(store, { ttlSeconds: config.ccrTtl })
-        : createMemoryCcrStore({ ttlMs: config.ccrTtl * 1000, maxSize: config.ccrMemoryMaxBytes })),
+        : createMemoryCcrStore({
+            ttlMs: config.ccrTtl * 1000,
+            maxSize: config.ccrMemoryMaxBytes,
+            // past --ccr-memory-max-bytes, originals go to a file of this process in SERVICE_CCR_PATH,
+            // up to SERVICE_CCR_MAX_BYTES, its index within a quarter of the memory bound
+            spill: () =>
+              createSpillFile({
+                dir: config.ccrPath,
+                maxBytes: config.ccrMaxBytes,
+                maxEntries: Math.floor(config.ccrMemoryMaxBytes / 4 / INDEX_ENTRY_BYTES),
+                ttlMs: config.ccrTtl * 1000,
+              }),
+            logger,
+          })),
     ...(store ? { store } : {}),
     logger,
     now,

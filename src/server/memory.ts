@@ -10,11 +10,13 @@ import type { ServerContext } from './context.js';
  * a text counts one byte a character when all of them are Latin-1, else two;
  * entries count their bookkeeping). The memos share `--memo-max-bytes`:
  * - engine_memo: memoized per-content engine results (2/16),
- * - body_parses: request texts, bytes and parsed messages kept to reuse their parse (8/16),
+ * - body_parses: request texts, bytes and parsed messages kept to reuse their parse (7/16),
  * - token_counts: texts whose token count is memoized (1/16; two bytes a character, an upper bound),
  * - content_hashes: texts whose content hash is memoized (1/16),
  * - history_scans: what the engine scanned of conversations, kept for their next turn (4/16),
- * - ccr: the in-memory CCR store (`--ccr-memory-max-bytes`, in bytes as above; absent with --store),
+ * - spelled_lengths: long strings whose JSON length the splicer memoized (1/16),
+ * - ccr: the in-memory CCR store (`--ccr-memory-max-bytes`, in bytes as above, with the originals
+ *   on their way to the durable store past it; absent with --store),
  * - response_cache: the response cache (`--cache-max-bytes`; absent with --no-cache or --store).
  */
 export function memoryParts(ctx: ServerContext): Record<string, number> {

@@ -1,6 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryCcrStore } from '../../src/ccr/memory-store.js';
+import { createSpillFile } from '../../src/ccr/spill-file.js';
 import { putAll } from '../../src/ccr/store.js';
+import { contentHash } from '../../src/engine/hash.js';
+import { silentLogger } from '../../src/log.js';
 import { describeCcrStoreContract } from './contract.js';
 
 describeCcrStoreContract(
@@ -32,5 +38,109 @@ describe('the memory store’s size', () => {
     await expect(putAll(store, batch)).rejects.toThrow(/exceed the store's cap/);
     expect(await store.get('a'.repeat(24))).toBe('kept');
     expect(await store.get('c'.repeat(24))).toBeUndefined();
+  });
+});
+
+describe('the memory store spilling to a spill file', () => {
+  const root = mkdtempSync(join(tmpdir(), 'svc-ccr-spill-'));
+  let n = 0;
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const entry = (text: string): [string, string] => [contentHash(text), text];
+
+  function spilling(maxSize: number, ttlMs = 60_000) {
+    let t = 1_700_000_000_000;
+    const now = () => t;
+    const dir = join(root, `s${n++}`);
+    let opened = 0;
+    const file = createSpillFile({ dir, ttlMs, now, maxBytes: 1024 * 1024, maxEntries: 1000 });
+    const store = createMemoryCcrStore({
+      maxSize,
+      ttlMs,
+      now,
+      spill: () => {
+        opened += 1;
+        return file;
+      },
+    });
+    return { store, file, dir, now, tick: (ms: number) => (t += ms), opened: () => opened };
+  }
+
+  it('keeps every entry readable past the cap, memory within it, and opens the spill file only then', async () => {
+    const s = spilling(4 * 1024);
+    const entries = Array.from({ length: 12 }, (_, i) => entry(`original ${i} `.repeat(80)));
+    await s.store.put(...entries[0]!);
+    expect(s.opened()).toBe(0);
+    for (const e of entries.slice(1)) await s.store.put(...e);
+    // entries on their way out are held too, at most as many bytes again (puts wait past that)
+    expect(s.store.memoryBytes()).toBeLessThanOrEqual(2 * 4 * 1024);
+    await s.store.flush();
+    // the entries within the cap, and the spill file's index of the others
+    expect(s.store.memoryBytes()).toBeLessThanOrEqual(4 * 1024 + s.file.memoryBytes());
+    expect(s.file.memoryBytes()).toBeGreaterThan(0);
+    expect(s.opened()).toBe(1);
+    for (const [hash, text] of entries) expect(await s.store.get(hash)).toBe(text);
+    // the oldest left memory: their only copy is the file
+    expect(await s.file.get(entries[0]![0])).toBe(entries[0]![1]);
+    expect(await s.file.get(entries[11]![0])).toBeUndefined();
+    await s.store.close();
+  });
+
+  it('an entry moved out keeps the rest of its lifetime, not a new one', async () => {
+    const s = spilling(4 * 1024, 10_000);
+    const [hash, text] = entry('moved out after five seconds '.repeat(40));
+    await s.store.put(hash, text);
+    s.tick(5_000);
+    for (let i = 0; i < 8; i++) await s.store.put(...entry(`filler ${i} `.repeat(100)));
+    await s.store.flush();
+    expect(await s.file.get(hash)).toBe(text);
+    s.tick(4_000);
+    expect(await s.store.get(hash)).toBe(text);
+    s.tick(2_000);
+    expect(await s.store.get(hash)).toBeUndefined();
+    await s.store.close();
+  });
+
+  it('does not move out an entry whose lifetime is over', async () => {
+    const s = spilling(4 * 1024, 10_000);
+    const [hash, text] = entry('expired before it was evicted '.repeat(40));
+    await s.store.put(hash, text);
+    s.tick(11_000);
+    for (let i = 0; i < 8; i++) await s.store.put(...entry(`filler ${i} `.repeat(100)));
+    await s.store.flush();
+    expect(await s.file.get(hash)).toBeUndefined();
+    expect(await s.store.get(hash)).toBeUndefined();
+    await s.store.close();
+  });
+
+  it('takes a batch larger than the cap and an entry larger than it, all readable', async () => {
+    const s = spilling(4 * 1024);
+    const batch = new Map(Array.from({ length: 6 }, (_, i) => entry(`batch ${i} `.repeat(150))));
+    await putAll(s.store, batch);
+    const [bigHash, big] = entry('b'.repeat(10_000));
+    await s.store.put(bigHash, big);
+    await s.store.flush();
+    for (const [hash, text] of batch) expect(await s.store.get(hash)).toBe(text);
+    expect(await s.store.get(bigHash)).toBe(big);
+    expect(s.store.memoryBytes()).toBeLessThanOrEqual(4 * 1024 + s.file.memoryBytes());
+    await s.store.close();
+  });
+
+  it('a failing file store: the evicted entries are reported lost, memory stays bounded', async () => {
+    const warnings: string[] = [];
+    const store = createMemoryCcrStore({
+      maxSize: 4 * 1024,
+      spill: () => ({
+        put: () => Promise.reject(new Error('disk full')),
+        get: async () => undefined,
+      }),
+      logger: { ...silentLogger, warn: (m) => warnings.push(m) },
+    });
+    const entries = Array.from({ length: 8 }, (_, i) => entry(`lost ${i} `.repeat(120)));
+    for (const e of entries) await store.put(...e);
+    await store.flush();
+    expect(store.memoryBytes()).toBeLessThanOrEqual(4 * 1024);
+    expect(await store.get(entries[0]![0])).toBeUndefined();
+    expect(await store.get(entries[7]![0])).toBe(entries[7]![1]);
+    expect(warnings).toEqual(['CCR store: could not move originals out of memory; they are lost']);
   });
 });

@@ -20,9 +20,14 @@ describe('memory estimates of the memos', () => {
 
   it('shares --memo-max-bytes out whole', () => {
     const s = memoShares(16 * 1024 * 1024);
-    expect(s.engineResults + s.bodyParses + 2 * s.tokenCountChars + s.contentHashes + s.historyScans).toBe(
-      16 * 1024 * 1024,
-    );
+    expect(
+      s.engineResults +
+        s.bodyParses +
+        2 * s.tokenCountChars +
+        s.contentHashes +
+        s.historyScans +
+        s.spelledLengths,
+    ).toBe(16 * 1024 * 1024);
   });
 
   it('the reused-parse memo estimates what it keeps alive (text, bytes, parsed messages) within 25 %', () => {

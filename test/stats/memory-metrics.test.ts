@@ -79,6 +79,7 @@ describe('service_memory_bytes in /metrics', () => {
     expect(idle.engine_memo).toBe(0);
     expect(idle.body_parses).toBe(0);
     expect(idle.history_scans).toBe(0);
+    expect(idle.spelled_lengths).toBe(0);
     expect(idle.ccr).toBe(0);
     expect(idle.response_cache).toBe(0);
 
@@ -102,10 +103,12 @@ describe('service_memory_bytes in /metrics', () => {
     expect(40 * conversation(0).length).toBeGreaterThan(memoMax);
     expect(busy.content_hashes).toBeGreaterThan(0);
     expect(busy.history_scans).toBeGreaterThan(0);
+    expect(busy.spelled_lengths).toBeGreaterThan(0);
     expect(busy.engine_memo).toBeLessThanOrEqual((memoMax * 2) / 16);
-    expect(busy.body_parses).toBeLessThanOrEqual((memoMax * 8) / 16);
+    expect(busy.body_parses).toBeLessThanOrEqual((memoMax * 7) / 16);
     expect(busy.token_counts).toBeLessThanOrEqual(memoMax / 16);
     expect(busy.content_hashes).toBeLessThanOrEqual(memoMax / 16);
     expect(busy.history_scans).toBeLessThanOrEqual((memoMax * 4) / 16);
+    expect(busy.spelled_lengths).toBeLessThanOrEqual(memoMax / 16);
   });
 });
