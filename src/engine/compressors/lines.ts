@@ -240,10 +240,13 @@ export function withoutTaskLabels(lines: string[]): string[] {
     if (isBlank(line)) continue;
     nonBlank++;
     const label = taskLabel(line);
-    if (label) {
-      const key = label.trimEnd();
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    } else if (++unlabelled * 2 > lines.length) return lines; // labelled lines can no longer be half
+    if (!label) {
+      // settled: the labelled lines can no longer make `MIN_LABEL_SHARE` of the non-blank ones
+      if (++unlabelled > lines.length * (1 - MIN_LABEL_SHARE)) return lines;
+      continue;
+    }
+    const key = label.trimEnd();
+    counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   const labels = new Set<string>();
   let labelled = 0;

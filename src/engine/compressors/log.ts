@@ -130,7 +130,7 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   const lastOfKind = new Map<string, number>();
   const seenKinds = new Set<string>();
   const errorLines: number[] = [];
-  // in line order, so taken in line order
+  // summary lines and lines naming a user term, pushed in line order (a line may come twice)
   const wanted: number[] = [];
   const terms = ctx.userTerms;
   for (let i = 0; i < n; i++) {

@@ -73,16 +73,9 @@ export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const note = `${matches} ${matches === files.size ? 'paths' : `matches in ${files.size} files`}`;
   // every file with matches stays named: those without a kept line are listed with their counts
   const unshown = [...files].filter(([, list]) => list.every((i) => !sel.keep[i]));
-  // the files listed below count as named (looked up in both sets: no copy of the conversation's)
+  // the files listed below the marker are named there
   const listedFiles = new Set(unshown.map(([f]) => f));
-  const seen = ctx.seen;
-  const index = omittedIdentifiersExcept(
-    lines,
-    sel.keep,
-    (id) => seen.has(id) || listedFiles.has(id),
-    indexBudget(sel.cap),
-    shown,
-  );
+  const index = omittedIdentifiersExcept(lines, sel.keep, ctx.seen, listedFiles, indexBudget(sel.cap), shown);
   const out = renderKept(shown, sel.keep, { hash: ctx.hash, unit: 'lines', note, index });
   if (out === null) return { text: lines.join('\n'), lossy: false };
   if (unshown.length === 0) return { text: out, lossy: true };

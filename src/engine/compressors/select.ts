@@ -163,17 +163,20 @@ export function omittedIdentifiers(
   maxTokens: number,
   shownTexts: readonly string[] = texts,
 ): string[] {
-  return omittedIdentifiersExcept(texts, keep, (id) => seen.has(id), maxTokens, shownTexts);
+  return omittedIdentifiersExcept(texts, keep, seen, NO_NAMES, maxTokens, shownTexts);
 }
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /**
- * `omittedIdentifiers` with what counts as seen earlier given as a test
- * (several sets without merging them into a new one).
+ * `omittedIdentifiers` where the names in `alsoSeen` count as seen earlier
+ * too (looked up in both sets: the conversation's is not copied).
  */
 export function omittedIdentifiersExcept(
   texts: readonly string[],
   keep: Uint8Array,
-  isSeen: (id: string) => boolean,
+  seen: ReadonlySet<string>,
+  alsoSeen: ReadonlySet<string>,
   maxTokens: number,
   shownTexts: readonly string[] = texts,
 ): string[] {
@@ -189,7 +192,7 @@ export function omittedIdentifiersExcept(
       const n = counts.get(id);
       if (n !== undefined) counts.set(id, n + 1);
       else if (!skipped.has(id)) {
-        if (shown.has(id) || isSeen(id) || !isNameLike(id)) skipped.add(id);
+        if (shown.has(id) || seen.has(id) || alsoSeen.has(id) || !isNameLike(id)) skipped.add(id);
         else counts.set(id, 1);
       }
     }
