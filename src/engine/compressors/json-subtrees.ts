@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { callScopedMap, inCall } from '../call-scope.js';
 import { formatSameAs } from '../markers.js';
+import { jsonText } from './json-text.js';
 
 /** Objects and arrays shorter than this (in JSON characters) are never replaced. */
 export const SUBTREE_MIN_CHARS = 200;
@@ -98,7 +99,7 @@ function digestOf(v: object, local: Map<object, Digest>): Digest {
   let length: number;
   if (largeChild) [inner, length] = innerWithHashes(v, keys, local);
   else {
-    inner = JSON.stringify(v);
+    inner = jsonText(v);
     length = inner.length;
   }
   const rep = length >= HASHED_FROM ? `#${hash('sha256', inner, 'base64')}` : inner;

@@ -4,8 +4,9 @@ import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
 import { relativizeLinks } from './json-links.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonContent } from './json-parse.js';
-import { type PlainJsonMemo, renderCompact } from './json-render.js';
+import { renderCompact } from './json-render.js';
 import { dedupeSubtrees } from './json-subtrees.js';
+import { jsonText } from './json-text.js';
 import { approxTokens, renderKept } from './lines.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
 import { omittedIdentifiers } from './select.js';
@@ -33,7 +34,7 @@ function isContainer(v: unknown): v is object {
 
 /** JSON of an array item (JSON.stringify writes what it leaves out as null there). */
 function itemJson(item: unknown): string {
-  return JSON.stringify(item) ?? 'null';
+  return isContainer(item) ? jsonText(item) : (JSON.stringify(item) ?? 'null');
 }
 
 /**
@@ -116,8 +117,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   }
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
   const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
-  const rendered: PlainJsonMemo = new Map();
-  const lossless = parsed.preamble + renderCompact(links.value, rendered);
+  const lossless = parsed.preamble + renderCompact(links.value);
   if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, errorsKept: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
@@ -125,7 +125,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
   if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)
     return { text: lossless, lossy: false };
-  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value, rendered);
+  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
   const note = [
     errorNote(stats.errorsKept, stats.errors),
     stats.paths.slice(0, 3).join(', '),
