@@ -25,17 +25,29 @@ interface Digest {
   size: number;
   /** `#` and a hash when `length >= HASHED_FROM`, else its JSON. */
   rep: string;
+  /**
+   * Of a large subtree (`length >= HASHED_FROM`), the digests of its objects
+   * and arrays by position (array index, or place in `Object.keys`): the
+   * walks below go down from digest to digest, not by looking objects up.
+   */
+  parts: readonly (Digest | undefined)[] | undefined;
 }
 
 /**
- * Digests computed during one engine call, by object: the compressor digests
- * the value it shortens, and the history scan digests the parsed output
- * again for later messages; the parts the compressor left as they were (the
- * same objects) are then looked up, not digested twice. Bounded; past the
- * bound, digests are kept for the walk that asks only.
+ * Digests of large subtrees computed during one engine call, by object: the
+ * compressor digests the value it shortens, and the history scan digests the
+ * parsed output again for later messages; the parts the compressor left as
+ * they were (the same objects) are then looked up, not digested twice. Small
+ * subtrees are not kept (digesting one again costs less than keeping it).
+ * Bounded; past the bound, a walk keeps its digests to itself.
  */
 const digestsInCall = callScopedMap<object, Digest>();
-const DIGESTS_IN_CALL_MAX = 200_000;
+const DIGESTS_IN_CALL_MAX = 100_000;
+
+/** Where a walk keeps the digests it computes. */
+function digestCache(): Map<object, Digest> {
+  return inCall() && digestsInCall.size < DIGESTS_IN_CALL_MAX ? digestsInCall : new Map();
+}
 
 function isContainer(v: unknown): v is object {
   return typeof v === 'object' && v !== null;
@@ -57,90 +69,97 @@ function keyJsonLength(key: string): number {
 }
 
 /**
- * The digest of an object or array of a JSON value, computed bottom-up once
- * per object (kept in `local`, or for the engine call): equal digests mean
- * equal `JSON.stringify`. The digest of a large subtree hashes its children's
- * digests, Merkle-style, so no subtree is serialized or hashed again at every
- * level above it: linear in the size of the value. Where no child is large,
- * the children's digests are their JSON, and the subtree's is its own JSON,
- * written by `JSON.stringify` in one call. A digest starting with `#` is a
- * hash; any other is the subtree's JSON, which never starts with `#`, so the
- * two cannot be confused.
+ * The digest of an object or array of a JSON value, computed bottom-up:
+ * equal digests mean equal `JSON.stringify`. The digest of a large subtree
+ * hashes its children's digests, Merkle-style, so no subtree is serialized or
+ * hashed again at every level above it: linear in the size of the value.
+ * Where no child is large, the children's digests are their JSON, and the
+ * subtree's is its own JSON, written by `JSON.stringify` in one call. A
+ * digest starting with `#` is a hash; any other is the subtree's JSON, which
+ * never starts with `#`, so the two cannot be confused.
  */
-function digestOf(v: object, local: Map<object, Digest>): Digest {
-  const known = local.get(v) ?? digestsInCall.get(v);
+function digestOf(v: object, cache: Map<object, Digest>): Digest {
+  const known = cache.get(v);
   if (known !== undefined) return known;
   // size - length: +1 per non-empty object or array, -(key JSON + colon) per field
   let sizeOverLength = 0;
   let largeChild = false;
+  let parts: (Digest | undefined)[] | undefined;
   const keys = Array.isArray(v) ? null : Object.keys(v);
-  if (keys === null) {
-    const arr = v as readonly unknown[];
-    if (arr.length > 0) sizeOverLength += 1;
-    for (const c of arr)
-      if (isContainer(c)) {
-        const d = digestOf(c, local);
-        sizeOverLength += d.size - d.length;
-        if (d.length >= HASHED_FROM) largeChild = true;
-      }
-  } else {
-    if (keys.length > 0) sizeOverLength += 1;
-    for (const k of keys) {
-      sizeOverLength -= keyJsonLength(k) + 1;
-      const c = (v as Record<string, unknown>)[k];
-      if (isContainer(c)) {
-        const d = digestOf(c, local);
-        sizeOverLength += d.size - d.length;
-        if (d.length >= HASHED_FROM) largeChild = true;
-      }
+  const count = keys === null ? (v as readonly unknown[]).length : keys.length;
+  if (count > 0) sizeOverLength += 1;
+  for (let i = 0; i < count; i++) {
+    let c: unknown;
+    if (keys === null) c = (v as readonly unknown[])[i];
+    else {
+      sizeOverLength -= keyJsonLength(keys[i]!) + 1;
+      c = (v as Record<string, unknown>)[keys[i]!];
     }
+    if (!isContainer(c)) continue;
+    const d = digestOf(c, cache);
+    sizeOverLength += d.size - d.length;
+    if (d.length >= HASHED_FROM) largeChild = true;
+    parts ??= [];
+    parts[i] = d;
   }
   let inner: string;
   let length: number;
-  if (largeChild) [inner, length] = innerWithHashes(v, keys, local);
+  if (largeChild) [inner, length] = innerWithHashes(v, keys, parts!);
   else {
     inner = jsonText(v);
     length = inner.length;
   }
-  const rep = length >= HASHED_FROM ? `#${hash('sha256', inner, 'base64')}` : inner;
-  const d: Digest = { length, size: length + sizeOverLength, rep };
-  if (inCall() && digestsInCall.size < DIGESTS_IN_CALL_MAX) digestsInCall.set(v, d);
-  else local.set(v, d);
+  if (length < HASHED_FROM) return { length, size: length + sizeOverLength, rep: inner, parts: undefined };
+  const d: Digest = {
+    length,
+    size: length + sizeOverLength,
+    rep: `#${hash('sha256', inner, 'base64')}`,
+    parts: parts ?? [],
+  };
+  cache.set(v, d);
   return d;
 }
 
-/** The JSON of `v` with its large children written as their digests, and the length of its actual JSON. */
+/** The JSON of `v` with its large children written as their digests (`parts`), and the length of its actual JSON. */
 function innerWithHashes(
   v: object,
   keys: readonly string[] | null,
-  local: Map<object, Digest>,
+  parts: readonly (Digest | undefined)[],
 ): [string, number] {
-  const parts: string[] = [];
+  const out: string[] = [];
   let length = 2;
-  const partOf = (c: unknown): string => {
-    if (!isContainer(c)) {
+  const partOf = (c: unknown, i: number): string => {
+    const d = parts[i];
+    if (d === undefined) {
       const json = JSON.stringify(c) ?? 'null';
       length += json.length;
       return json;
     }
-    const d = digestOf(c, local);
     length += d.length;
     return d.rep;
   };
   if (keys === null) {
-    for (const c of v as readonly unknown[]) parts.push(partOf(c));
-    length += Math.max(0, parts.length - 1);
-    return [`[${parts.join(',')}]`, length];
+    const arr = v as readonly unknown[];
+    for (let i = 0; i < arr.length; i++) out.push(partOf(arr[i], i));
+    length += Math.max(0, out.length - 1);
+    return [`[${out.join(',')}]`, length];
   }
-  for (const k of keys) {
+  keys.forEach((k, i) => {
     const c = (v as Record<string, unknown>)[k];
-    if (leftOut(c)) continue;
+    if (leftOut(c)) return;
     const name = JSON.stringify(k);
     length += name.length + 1;
-    parts.push(`${name}:${partOf(c)}`);
-  }
-  length += Math.max(0, parts.length - 1);
-  return [`{${parts.join(',')}}`, length];
+    out.push(`${name}:${partOf(c, i)}`);
+  });
+  length += Math.max(0, out.length - 1);
+  return [`{${out.join(',')}}`, length];
+}
+
+/** The children of an object or array, by position (array index, or place in `Object.keys`). */
+function childrenOf(v: object): readonly unknown[] {
+  if (Array.isArray(v)) return v;
+  const keys = Object.keys(v);
+  return keys.map((k) => (v as Record<string, unknown>)[k]);
 }
 
 /**
@@ -150,20 +169,17 @@ function innerWithHashes(
  */
 export function collectSubtrees(value: unknown, into: Set<string>): void {
   if (!isContainer(value)) return;
-  const local = new Map<object, Digest>();
-  const visit = (c: unknown): void => {
-    if (!isContainer(c)) return;
-    const d = digestOf(c, local);
+  const cache = digestCache();
+  const visit = (c: unknown, d: Digest): void => {
     // a part is smaller than what holds it: nothing under a small subtree qualifies
     if (d.size < SUBTREE_MIN_CHARS) return;
     into.add(d.rep);
-    walk(c);
+    childrenOf(c as object).forEach((cc, i) => {
+      const cd = d.parts![i];
+      if (cd !== undefined) visit(cc, cd);
+    });
   };
-  const walk = (v: object): void => {
-    if (Array.isArray(v)) for (const c of v) visit(c);
-    else for (const k of Object.keys(v)) visit((v as Record<string, unknown>)[k]);
-  };
-  walk(value);
+  for (const c of childrenOf(value)) if (isContainer(c)) visit(c, digestOf(c, cache));
 }
 
 /**
@@ -178,14 +194,16 @@ export function dedupeSubtrees(
 ): { value: unknown; replaced: number } {
   if (!isContainer(value)) return { value, replaced: 0 };
   const shown = new Set<string>();
-  const local = new Map<object, Digest>();
+  const cache = digestCache();
   let replaced = 0;
-  const walk = (v: object): object => {
+  // `d` is the digest of `v`, or undefined for the root (never replaced, so never digested)
+  const walk = (v: object, d: Digest | undefined): object => {
+    const digestAt = (c: object, i: number): Digest => d?.parts?.[i] ?? digestOf(c, cache);
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
         const c: unknown = v[i];
-        const w = isContainer(c) ? child(c) : c;
+        const w = isContainer(c) ? child(c, digestAt(c, i)) : c;
         if (w !== c) out ??= v.slice(0, i);
         out?.push(w);
       }
@@ -195,7 +213,7 @@ export function dedupeSubtrees(
     let out: Record<string, unknown> | undefined;
     for (let i = 0; i < keys.length; i++) {
       const c = (v as Record<string, unknown>)[keys[i]!];
-      const w = isContainer(c) ? child(c) : c;
+      const w = isContainer(c) ? child(c, digestAt(c, i)) : c;
       if (w !== c && out === undefined) {
         out = {};
         for (let j = 0; j < i; j++) out[keys[j]!] = (v as Record<string, unknown>)[keys[j]!];
@@ -204,8 +222,7 @@ export function dedupeSubtrees(
     }
     return out ?? v;
   };
-  const child = (c: object): unknown => {
-    const d = digestOf(c, local);
+  const child = (c: object, d: Digest): unknown => {
     // a part is shorter than what holds it: nothing under a short subtree is replaced
     if (d.length < SUBTREE_MIN_CHARS) return c;
     if (earlier.has(d.rep) || shown.has(d.rep)) {
@@ -213,7 +230,7 @@ export function dedupeSubtrees(
       return formatSameAs(Array.isArray(c) ? 'array' : 'object');
     }
     shown.add(d.rep);
-    return walk(c);
+    return walk(c, d);
   };
-  return { value: walk(value), replaced };
+  return { value: walk(value, undefined), replaced };
 }

@@ -12,6 +12,8 @@ const textsInCall = callScopedMap<object, string>();
 const TEXTS_IN_CALL_MAX = 100_000;
 const CHARS_IN_CALL_MAX = 2 * 1024 * 1024;
 let charsInCall = 0;
+/** Shorter texts are not kept: writing one again costs less than keeping it. */
+const KEPT_FROM = 128;
 
 /** `JSON.stringify(v)` of an object or array, written once per engine call. */
 export function jsonText(v: object): string {
@@ -20,7 +22,11 @@ export function jsonText(v: object): string {
   if (text !== undefined) return text;
   text = JSON.stringify(v);
   if (textsInCall.size === 0) charsInCall = 0;
-  if (textsInCall.size < TEXTS_IN_CALL_MAX && charsInCall + text.length <= CHARS_IN_CALL_MAX) {
+  if (
+    text.length >= KEPT_FROM &&
+    textsInCall.size < TEXTS_IN_CALL_MAX &&
+    charsInCall + text.length <= CHARS_IN_CALL_MAX
+  ) {
     textsInCall.set(v, text);
     charsInCall += text.length;
   }
