@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { callScopedMap, inCall } from '../call-scope.js';
 import { formatSameAs } from '../markers.js';
 import { jsonText } from './json-text.js';
+import { isContainer, mapElements, mapFields } from './json-walk.js';
 
 /** Objects and arrays shorter than this (in JSON characters) are never replaced. */
 export const SUBTREE_MIN_CHARS = 200;
@@ -47,10 +48,6 @@ const DIGESTS_IN_CALL_MAX = 100_000;
 /** Where a walk keeps the digests it computes. */
 function digestCache(): Map<object, Digest> {
   return inCall() && digestsInCall.size < DIGESTS_IN_CALL_MAX ? digestsInCall : new Map();
-}
-
-function isContainer(v: unknown): v is object {
-  return typeof v === 'object' && v !== null;
 }
 
 /** What JSON.stringify leaves out of an object (and writes as null in an array). */
@@ -198,29 +195,11 @@ export function dedupeSubtrees(
   let replaced = 0;
   // `d` is the digest of `v`, or undefined for the root (never replaced, so never digested)
   const walk = (v: object, d: Digest | undefined): object => {
-    const digestAt = (c: object, i: number): Digest => d?.parts?.[i] ?? digestOf(c, cache);
-    if (Array.isArray(v)) {
-      let out: unknown[] | undefined;
-      for (let i = 0; i < v.length; i++) {
-        const c: unknown = v[i];
-        const w = isContainer(c) ? child(c, digestAt(c, i)) : c;
-        if (w !== c) out ??= v.slice(0, i);
-        out?.push(w);
-      }
-      return out ?? v;
-    }
-    const keys = Object.keys(v);
-    let out: Record<string, unknown> | undefined;
-    for (let i = 0; i < keys.length; i++) {
-      const c = (v as Record<string, unknown>)[keys[i]!];
-      const w = isContainer(c) ? child(c, digestAt(c, i)) : c;
-      if (w !== c && out === undefined) {
-        out = {};
-        for (let j = 0; j < i; j++) out[keys[j]!] = (v as Record<string, unknown>)[keys[j]!];
-      }
-      if (out !== undefined) out[keys[i]!] = w;
-    }
-    return out ?? v;
+    const visit = (c: unknown, i: number): unknown =>
+      isContainer(c) ? child(c, d?.parts?.[i] ?? digestOf(c, cache)) : c;
+    return Array.isArray(v)
+      ? mapElements(v, visit)
+      : mapFields(v as Record<string, unknown>, (c, _k, i) => visit(c, i));
   };
   const child = (c: object, d: Digest): unknown => {
     // a part is shorter than what holds it: nothing under a short subtree is replaced
