@@ -152,13 +152,6 @@ function innerWithHashes(
   return [`{${out.join(',')}}`, length];
 }
 
-/** The children of an object or array, by position (array index, or place in `Object.keys`). */
-function childrenOf(v: object): readonly unknown[] {
-  if (Array.isArray(v)) return v;
-  const keys = Object.keys(v);
-  return keys.map((k) => (v as Record<string, unknown>)[k]);
-}
-
 /**
  * Identities of the objects and arrays (not the root) of a JSON value that
  * are worth deduplicating: equal when their JSON is (see `digestOf`). Only
@@ -167,16 +160,15 @@ function childrenOf(v: object): readonly unknown[] {
 export function collectSubtrees(value: unknown, into: Set<string>): void {
   if (!isContainer(value)) return;
   const cache = digestCache();
-  const visit = (c: unknown, d: Digest): void => {
+  const visit = (d: Digest): void => {
     // a part is smaller than what holds it: nothing under a small subtree qualifies
     if (d.size < SUBTREE_MIN_CHARS) return;
     into.add(d.rep);
-    childrenOf(c as object).forEach((cc, i) => {
-      const cd = d.parts![i];
-      if (cd !== undefined) visit(cc, cd);
-    });
+    // a subtree that counts is large, so its digest holds its parts'
+    for (const part of d.parts!) if (part !== undefined) visit(part);
   };
-  for (const c of childrenOf(value)) if (isContainer(c)) visit(c, digestOf(c, cache));
+  const children = Array.isArray(value) ? value : Object.values(value);
+  for (const c of children) if (isContainer(c)) visit(digestOf(c, cache));
 }
 
 /**
