@@ -21,7 +21,9 @@ interface Digest {
   length: number;
   /**
    * Its size as `collectSubtrees` has always measured it: the JSON of its
-   * scalars and two characters a level, one per child, keys not counted.
+   * scalars and two characters a level, one per child, keys not counted
+   * (computed as `length` plus one per non-empty object or array, less each
+   * field's key and colon: exact for JSON values).
    */
   size: number;
   /** `#` and a hash when `length >= HASHED_FROM`, else its JSON. */

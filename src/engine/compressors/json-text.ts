@@ -21,6 +21,7 @@ export function jsonText(v: object): string {
   let text = textsInCall.get(v);
   if (text !== undefined) return text;
   text = JSON.stringify(v);
+  // the map is emptied when a call ends, and its count with it
   if (textsInCall.size === 0) charsInCall = 0;
   if (
     text.length >= KEPT_FROM &&
