@@ -1,3 +1,5 @@
+import { mapElements, mapFields } from './json-walk.js';
+
 /**
  * Entities: JSON objects that carry an identity (`id`, `uuid`, `node_id`,
  * `url`, `sha`). When an output shows an entity already shown in an earlier
@@ -66,16 +68,7 @@ export function shortenKnownEntities(
   let omitted = 0;
   const walk = (v: unknown): unknown => {
     if (typeof v !== 'object' || v === null) return v;
-    if (Array.isArray(v)) {
-      let out: unknown[] | undefined;
-      for (let i = 0; i < v.length; i++) {
-        const c: unknown = v[i];
-        const w = walk(c);
-        if (w !== c) out ??= v.slice(0, i);
-        out?.push(w);
-      }
-      return out ?? v;
-    }
+    if (Array.isArray(v)) return mapElements(v, walk);
     const obj = v as Record<string, unknown>;
     const fields = Object.keys(obj);
     const keys = earlier.size > 0 ? identityKeys(obj, fields.length) : NO_KEYS;
@@ -97,26 +90,7 @@ export function shortenKnownEntities(
       }
       // the fields are walked again below (and their omitted fields counted again), as they always were
     }
-    let out: Record<string, unknown> | undefined;
-    for (let i = 0; i < fields.length; i++) {
-      const c = obj[fields[i]!];
-      const w = walk(c);
-      if (w !== c && out === undefined) out = copyFields(obj, fields, i);
-      if (out !== undefined) out[fields[i]!] = w;
-    }
-    if (out === undefined && copiedUnlike(obj)) out = copyFields(obj, fields, fields.length);
-    return out ?? v;
+    return mapFields(obj, walk, copiedUnlike(obj), fields);
   };
   return { value: walk(value), omitted };
-}
-
-/** A new object with the first `n` of `keys` of `obj`, assigned in order. */
-function copyFields(
-  obj: Record<string, unknown>,
-  keys: readonly string[],
-  n: number,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (let i = 0; i < n; i++) out[keys[i]!] = obj[keys[i]!];
-  return out;
 }

@@ -7,6 +7,8 @@
  * nothing is lost, every link is rebuilt by substituting the url back.
  */
 
+import { mapElements, mapFields } from './json-walk.js';
+
 const URL_FIELD = 'url';
 /** Only urls at least this long are worth substituting. */
 const MIN_URL = 20;
@@ -63,42 +65,23 @@ export function relativizeLinks(
   // a subtree with no link rewritten is returned as it is (the caller only reads the result)
   const walk = (v: unknown): unknown => {
     if (typeof v !== 'object' || v === null) return v;
-    if (Array.isArray(v)) {
-      let out: unknown[] | undefined;
-      for (let i = 0; i < v.length; i++) {
-        const c: unknown = v[i];
-        const w = walk(c);
-        if (w !== c) out ??= v.slice(0, i);
-        out?.push(w);
-      }
-      return out ?? v;
-    }
+    if (Array.isArray(v)) return mapElements(v, walk);
     const obj = v as Record<string, unknown>;
     const base = obj[URL_FIELD];
-    const linked = linkBase(base);
+    if (!linkBase(base)) return mapFields(obj, walk);
     // decided before the children are walked: they may add this shape to `local`
-    const shape = linked ? shapeOf(obj) : '';
-    const known = linked && (shown.has(shape) || local.has(shape));
-    const keys = Object.keys(obj);
-    let out: Record<string, unknown> | undefined;
+    const shape = shapeOf(obj);
+    const known = shown.has(shape) || local.has(shape);
     let links = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      const c = obj[k];
-      let w: unknown;
-      if (linked && k !== URL_FIELD && extendsBase(base, c)) {
-        links++;
-        w = known ? `{url}${c.slice(base.length)}` : c;
-        if (known) rewritten++;
-      } else w = walk(c);
-      if (w !== c && out === undefined) {
-        out = {};
-        for (let j = 0; j < i; j++) out[keys[j]!] = obj[keys[j]!];
-      }
-      if (out !== undefined) out[k] = w;
-    }
+    const out = mapFields(obj, (c, k) => {
+      if (k === URL_FIELD || !extendsBase(base, c)) return walk(c);
+      links++;
+      if (!known) return c;
+      rewritten++;
+      return `{url}${c.slice(base.length)}`;
+    });
     if (links > 0) local.add(shape);
-    return out ?? v;
+    return out;
   };
   return { value: walk(value), rewritten };
 }

@@ -19,8 +19,10 @@ export const MAX_JSON_DEPTH = 256;
 /**
  * Whether a parsed value nests objects and arrays deeper than `max` (the
  * value itself is level 1). Asked of the parsed value, not of its text:
- * `JSON.parse` does not recurse, and a walk over the values is much cheaper
- * than a scan of every character, stopping as soon as it is past `max`.
+ * `JSON.parse` takes any depth, and a walk over the objects is much cheaper
+ * than a scan of every character; it stops as soon as it is past `max`. (A
+ * document too deep is parsed before it is refused, at the cost of a flat
+ * one with as many arrays.)
  */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
   if (typeof value !== 'object' || value === null) return false;

@@ -1,3 +1,5 @@
+import { jsonText } from './json-text.js';
+
 /**
  * Lossless JSON rendering: minified, with arrays of uniform records in
  * columnar form where that is shorter:
@@ -25,32 +27,21 @@ function uniformKeys(arr: readonly unknown[]): string[] | null {
   return keys;
 }
 
-/**
- * JSON texts of objects and arrays written by an earlier `renderCompact`, by
- * object: `compressJson` renders the whole value, then the value it shortened,
- * which holds many of the same objects.
- */
-export type PlainJsonMemo = Map<object, string>;
-
 /** Plain JSON of a value inside an array (where JSON.stringify writes what it leaves out as null). */
-function plain(v: unknown, memo: PlainJsonMemo | undefined): string {
-  if (memo === undefined || typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
-  let json = memo.get(v);
-  if (json === undefined) {
-    json = JSON.stringify(v);
-    memo.set(v, json);
-  }
-  return json;
+function plain(v: unknown): string {
+  if (typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
+  return jsonText(v);
 }
 
 /**
  * Minified JSON with uniform record arrays in columnar form where shorter
  * (by characters). `value` is a JSON value (what `JSON.parse` returns, or a
- * value built of such values); `memo` keeps the JSON of its parts for a later
- * call on a value sharing them (the objects are not modified in between).
+ * value built of such values). Parts are written by `jsonText`, once per
+ * engine call: `compressJson` renders the whole value, then the value it
+ * shortened, which holds many of the same objects.
  */
-export function renderCompact(value: unknown, memo?: PlainJsonMemo): string {
-  return withColumns(value, memo) ?? plain(value, memo);
+export function renderCompact(value: unknown): string {
+  return withColumns(value) ?? plain(value);
 }
 
 /**
@@ -59,17 +50,17 @@ export function renderCompact(value: unknown, memo?: PlainJsonMemo): string {
  * writes far faster than a walk could. Decided bottom-up, so every value is
  * visited once and only the parts that differ from plain JSON are built here.
  */
-function withColumns(v: unknown, memo: PlainJsonMemo | undefined): string | null {
+function withColumns(v: unknown): string | null {
   if (typeof v !== 'object' || v === null) return null;
   if (Array.isArray(v)) {
     const keys = uniformKeys(v);
-    if (keys) return recordsWithColumns(v as readonly Record<string, unknown>[], keys, memo);
+    if (keys) return recordsWithColumns(v as readonly Record<string, unknown>[], keys);
     let parts: string[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const c = withColumns(v[i], memo);
+      const c = withColumns(v[i]);
       if (c === null && parts === undefined) continue;
-      parts ??= v.slice(0, i).map((it) => plain(it, memo));
-      parts.push(c ?? plain(v[i], memo));
+      parts ??= v.slice(0, i).map((it) => plain(it));
+      parts.push(c ?? plain(v[i]));
     }
     return parts === undefined ? null : `[${parts.join(',')}]`;
   }
@@ -77,26 +68,21 @@ function withColumns(v: unknown, memo: PlainJsonMemo | undefined): string | null
   const keys = Object.keys(v);
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    const c = withColumns((v as Record<string, unknown>)[k], memo);
+    const c = withColumns((v as Record<string, unknown>)[k]);
     if (c === null && parts === undefined) continue;
-    parts ??= fieldsOf(v as Record<string, unknown>, keys, i, memo);
+    parts ??= fieldsOf(v as Record<string, unknown>, keys, i);
     const child = (v as Record<string, unknown>)[k];
-    if (child !== undefined) parts.push(`${JSON.stringify(k)}:${c ?? plain(child, memo)}`);
+    if (child !== undefined) parts.push(`${JSON.stringify(k)}:${c ?? plain(child)}`);
   }
   return parts === undefined ? null : `{${parts.join(',')}}`;
 }
 
 /** `"key":json` of the first `n` fields of a record (fields JSON leaves out skipped). */
-function fieldsOf(
-  obj: Record<string, unknown>,
-  keys: readonly string[],
-  n: number,
-  memo: PlainJsonMemo | undefined,
-): string[] {
+function fieldsOf(obj: Record<string, unknown>, keys: readonly string[], n: number): string[] {
   const parts: string[] = [];
   for (let i = 0; i < n; i++) {
     const k = keys[i]!;
-    if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${plain(obj[k], memo)}`);
+    if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${plain(obj[k])}`);
   }
   return parts;
 }
@@ -109,7 +95,6 @@ function fieldsOf(
 function recordsWithColumns(
   rows: readonly Record<string, unknown>[],
   keys: readonly string[],
-  memo: PlainJsonMemo | undefined,
 ): string | null {
   let perRow = 0;
   for (const k of keys) perRow += JSON.stringify(k).length + 1;
@@ -118,9 +103,9 @@ function recordsWithColumns(
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]!;
     for (let k = 0; k < keys.length; k++) {
-      const c = withColumns(row[keys[k]!], memo);
+      const c = withColumns(row[keys[k]!]);
       if (c === null && cells === undefined) continue;
-      cells ??= rows.map((it) => keys.map((key) => plain(it[key], memo)));
+      cells ??= rows.map((it) => keys.map((key) => plain(it[key])));
       cells[r]![k] = c ?? cells[r]![k]!;
     }
   }

@@ -4,8 +4,10 @@ import { shortenKnownEntities } from './json-entities.js';
 import { selectItems } from './json-items.js';
 import { relativizeLinks } from './json-links.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parseJsonContent } from './json-parse.js';
-import { type PlainJsonMemo, renderCompact } from './json-render.js';
+import { renderCompact } from './json-render.js';
 import { dedupeSubtrees } from './json-subtrees.js';
+import { jsonText } from './json-text.js';
+import { isContainer, mapElements, mapFields } from './json-walk.js';
 import { approxTokens, renderKept } from './lines.js';
 import { isNumberedListing, listingBody, unpadListing } from './listing.js';
 import { omittedIdentifiers } from './select.js';
@@ -27,13 +29,9 @@ export function errorNote(kept: number, total: number): string {
   return kept === total ? `${total} error items kept` : `${kept} of ${total} error items kept`;
 }
 
-function isContainer(v: unknown): v is object {
-  return typeof v === 'object' && v !== null;
-}
-
 /** JSON of an array item (JSON.stringify writes what it leaves out as null there). */
 function itemJson(item: unknown): string {
-  return JSON.stringify(item) ?? 'null';
+  return isContainer(item) ? jsonText(item) : (JSON.stringify(item) ?? 'null');
 }
 
 /**
@@ -43,17 +41,13 @@ function itemJson(item: unknown): string {
  */
 function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: string): unknown {
   if (!isContainer(value)) return value;
-  if (!Array.isArray(value)) return crushFields(value as Record<string, unknown>, ctx, stats, path);
-  if (value.length < JSON_MIN_ITEMS) {
-    let out: unknown[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const c = value[i];
-      const w = isContainer(c) ? crush(c, ctx, stats, `${path}[${i}]`) : c;
-      if (w !== c) out ??= value.slice(0, i);
-      out?.push(w);
-    }
-    return out ?? value;
+  if (!Array.isArray(value)) {
+    // a `__proto__` field is dropped by the copy, as it always was
+    const copy = Object.hasOwn(value, '__proto__');
+    return mapFields(value as Record<string, unknown>, (c, k) => crush(c, ctx, stats, `${path}.${k}`), copy);
   }
+  if (value.length < JSON_MIN_ITEMS)
+    return mapElements(value, (c, i) => (isContainer(c) ? crush(c, ctx, stats, `${path}[${i}]`) : c));
   // each item is written once: for the array's size, the selection and the index of what it omits
   const texts = value.map(itemJson);
   const tokens = approxTokens(`[${texts.join(',')}]`);
@@ -69,41 +63,6 @@ function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: st
 }
 
 /**
- * `crush` of an object's fields. The object is copied when a field changes,
- * or when it has a `__proto__` field: copying by assignment drops that field
- * (and sets the copy's prototype), as it always has.
- */
-function crushFields(
-  value: Record<string, unknown>,
-  ctx: CompressContext,
-  stats: CrushStats,
-  path: string,
-): Record<string, unknown> {
-  const keys = Object.keys(value);
-  let out: Record<string, unknown> | undefined;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    const c = value[k];
-    const w = isContainer(c) ? crush(c, ctx, stats, `${path}.${k}`) : c;
-    if (w !== c && out === undefined) out = copyFields(value, keys, i);
-    if (out !== undefined) out[k] = w;
-  }
-  if (out === undefined && Object.hasOwn(value, '__proto__')) out = copyFields(value, keys, keys.length);
-  return out ?? value;
-}
-
-/** A new object with the first `n` of `keys` of `obj`, assigned in order. */
-function copyFields(
-  obj: Record<string, unknown>,
-  keys: readonly string[],
-  n: number,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (let i = 0; i < n; i++) out[keys[i]!] = obj[keys[i]!];
-  return out;
-}
-
-/**
  * JSON: lossless first (minify, columnar form for uniform records); past the
  * small threshold, arrays keep the items `selectItems` chooses. The output is
  * the preamble, valid JSON holding only original items, then the marker.
@@ -116,8 +75,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   }
   if (parsed.shape === 'lines') return compressItemLines(text.split('\n'), ctx, false);
   const links = relativizeLinks(parsed.value, ctx.earlierLinkShapes());
-  const rendered: PlainJsonMemo = new Map();
-  const lossless = parsed.preamble + renderCompact(links.value, rendered);
+  const lossless = parsed.preamble + renderCompact(links.value);
   if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, errorsKept: 0, paths: [] };
   const crushed = crush(parsed.value, ctx, stats, '$');
@@ -125,7 +83,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
   if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)
     return { text: lossless, lossy: false };
-  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value, rendered);
+  const body = renderCompact(relativizeLinks(deduped.value, ctx.earlierLinkShapes()).value);
   const note = [
     errorNote(stats.errorsKept, stats.errors),
     stats.paths.slice(0, 3).join(', '),

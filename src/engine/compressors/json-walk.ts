@@ -1,0 +1,55 @@
+/**
+ * Walks over JSON values that copy only what they change. The JSON
+ * compressor's steps (cutting arrays, shortening known entities, replacing
+ * repeated subtrees, rewriting links) return their input where nothing in it
+ * changes: the next step and the renderer then see the same objects (whose
+ * JSON and digests are kept per engine call), and nothing is allocated for
+ * them. Nothing a step returns is modified afterwards.
+ */
+
+/** True for objects and arrays. */
+export function isContainer(v: unknown): v is object {
+  return typeof v === 'object' && v !== null;
+}
+
+/** `arr` with each element replaced by `f(element, index)`; `arr` itself when every element comes back as it was. */
+export function mapElements(
+  arr: readonly unknown[],
+  f: (c: unknown, i: number) => unknown,
+): readonly unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < arr.length; i++) {
+    const c = arr[i];
+    const w = f(c, i);
+    if (w !== c) out ??= arr.slice(0, i);
+    out?.push(w);
+  }
+  return out ?? arr;
+}
+
+/**
+ * `obj` with each field's value replaced by `f(value, key, index)` (`keys`:
+ * its `Object.keys`); `obj` itself when every value comes back as it was,
+ * unless `copy`. A copy is built by assignment in key order, as the steps
+ * always built theirs: a `__proto__` field sets the copy's prototype instead
+ * of becoming a field.
+ */
+export function mapFields(
+  obj: Record<string, unknown>,
+  f: (c: unknown, k: string, i: number) => unknown,
+  copy = false,
+  keys: readonly string[] = Object.keys(obj),
+): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined = copy ? {} : undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const c = obj[k];
+    const w = f(c, k, i);
+    if (w !== c && out === undefined) {
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]!] = obj[keys[j]!];
+    }
+    if (out !== undefined) out[k] = w;
+  }
+  return out ?? obj;
+}
