@@ -1,4 +1,4 @@
-import { mapElements, mapFields } from './json-walk.js';
+import { mapElements, mapFields, setField } from './json-walk.js';
 
 /**
  * Entities: JSON objects that carry an identity (`id`, `uuid`, `node_id`,
@@ -45,16 +45,6 @@ export function collectEntities(value: unknown, into: Map<string, Record<string,
 }
 
 /**
- * True when a copy of `obj` by assignment differs from it in more than
- * identity: it has a `__proto__` field (which assignment turns into the
- * copy's prototype, dropping the field) or a prototype of its own (which a
- * copy drops). Such objects are copied, as every object always was.
- */
-function copiedUnlike(obj: object): boolean {
-  return Object.hasOwn(obj, '__proto__') || Object.getPrototypeOf(obj) !== Object.prototype;
-}
-
-/**
  * Replaces each entity already shown in an earlier output by its identity
  * fields, the fields that changed, and a note counting the unchanged ones
  * (`"…": "[svc: 25 unchanged fields omitted]"`). Returns the new value
@@ -76,21 +66,26 @@ export function shortenKnownEntities(
     for (let i = 0; i < keys.length && before === undefined; i++) before = earlier.get(keys[i]!);
     if (before) {
       const identity = new Set(keys.map((k) => k.slice(0, k.indexOf('='))));
-      const out: Record<string, unknown> = {};
       let unchanged = 0;
       for (const k of fields) {
         const c = obj[k];
-        if (!identity.has(k) && k in before && JSON.stringify(before[k]) === JSON.stringify(c)) unchanged++;
-        else out[k] = walk(c);
+        if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
+          unchanged++;
       }
       if (unchanged >= MIN_UNCHANGED) {
+        const out: Record<string, unknown> = {};
+        for (const k of fields) {
+          const c = obj[k];
+          if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
+            continue;
+          setField(out, k, walk(c));
+        }
         omitted += unchanged;
         out['…'] = note(unchanged);
         return out;
       }
-      // the fields are walked again below (and their omitted fields counted again), as they always were
     }
-    return mapFields(obj, walk, copiedUnlike(obj), fields);
+    return mapFields(obj, walk, fields);
   };
   return { value: walk(value), omitted };
 }

@@ -51,6 +51,19 @@ function markNumericSignals(records: readonly Record<string, unknown>[], keep: U
   }
 }
 
+/**
+ * A field's value as a string to compare: `String(v)`, which throws for an
+ * object whose `toString` field is not a function (`{"toString": 1}`, valid
+ * JSON): such a value compares by its JSON instead.
+ */
+function valueKey(v: unknown): string {
+  try {
+    return String(v);
+  } catch {
+    return `\u0000${JSON.stringify(v)}`;
+  }
+}
+
 /** Keeps items where a low-cardinality field (a status, a flag) changes value. */
 function markChangePoints(records: readonly Record<string, unknown>[], keep: Uint8Array): void {
   const n = records.length;
@@ -58,7 +71,7 @@ function markChangePoints(records: readonly Record<string, unknown>[], keep: Uin
   for (const r of records)
     for (const k of Object.keys(r)) if (typeof r[k] === 'string' || typeof r[k] === 'boolean') keys.add(k);
   for (const k of keys) {
-    const vals = records.map((r) => String(r[k]));
+    const vals = records.map((r) => valueKey(r[k]));
     if (new Set(vals).size > Math.max(2, n / 5)) continue;
     const changes: number[] = [];
     for (let i = 1; i < n; i++) if (vals[i] !== vals[i - 1]) changes.push(i);

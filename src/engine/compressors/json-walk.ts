@@ -28,28 +28,36 @@ export function mapElements(
 }
 
 /**
+ * Sets field `k` of a copy being built, as JSON.parse does: a `__proto__`
+ * field becomes a field (assignment would set the copy's prototype and drop
+ * it from the JSON).
+ */
+export function setField(out: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[k] = v;
+}
+
+/**
  * `obj` with each field's value replaced by `f(value, key, index)` (`keys`:
- * its `Object.keys`); `obj` itself when every value comes back as it was,
- * unless `copy`. A copy is built by assignment in key order, as the steps
- * always built theirs: a `__proto__` field sets the copy's prototype instead
- * of becoming a field.
+ * its `Object.keys`); `obj` itself when every value comes back as it was.
+ * A copy has the fields in key order.
  */
 export function mapFields(
   obj: Record<string, unknown>,
   f: (c: unknown, k: string, i: number) => unknown,
-  copy = false,
   keys: readonly string[] = Object.keys(obj),
 ): Record<string, unknown> {
-  let out: Record<string, unknown> | undefined = copy ? {} : undefined;
+  let out: Record<string, unknown> | undefined;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
     const c = obj[k];
     const w = f(c, k, i);
     if (w !== c && out === undefined) {
       out = {};
-      for (let j = 0; j < i; j++) out[keys[j]!] = obj[keys[j]!];
+      for (let j = 0; j < i; j++) setField(out, keys[j]!, obj[keys[j]!]);
     }
-    if (out !== undefined) out[k] = w;
+    if (out !== undefined) setField(out, k, w);
   }
   return out ?? obj;
 }

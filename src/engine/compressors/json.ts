@@ -42,9 +42,7 @@ function itemJson(item: unknown): string {
 function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: string): unknown {
   if (!isContainer(value)) return value;
   if (!Array.isArray(value)) {
-    // a `__proto__` field is dropped by the copy, as it always was
-    const copy = Object.hasOwn(value, '__proto__');
-    return mapFields(value as Record<string, unknown>, (c, k) => crush(c, ctx, stats, `${path}.${k}`), copy);
+    return mapFields(value as Record<string, unknown>, (c, k) => crush(c, ctx, stats, `${path}.${k}`));
   }
   if (value.length < JSON_MIN_ITEMS)
     return mapElements(value, (c, i) => (isContainer(c) ? crush(c, ctx, stats, `${path}[${i}]`) : c));
