@@ -168,7 +168,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 16 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      'memory of the in-process memos (engine results, body parses, token counts, content hashes, history scans, spelled lengths: docs/stats.md), estimated bytes; LRU past it',
+      'memory of the in-process memos (docs/stats.md lists them), estimated bytes; LRU past it',
     commands: SERVE,
   },
   {
@@ -179,7 +179,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     default: 4 * 1024 * 1024,
     min: 1024 * 1024,
     description:
-      "the server's in-memory CCR store (without --store): maximum estimated bytes of originals kept in memory; the least recently used move to a spill file of the process in SERVICE_CCR_PATH (up to SERVICE_CCR_MAX_BYTES) and stay redeemable",
+      "the server's in-memory CCR store (without --store): bytes of originals kept in memory; the rest go to a spill file and stay redeemable (docs/proxy.md)",
     commands: SERVE,
   },
   {
@@ -494,7 +494,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'SERVICE_CCR_PATH',
     kind: 'string',
     default: '<home>/ccr',
-    description: "folder of the durable CCR store (and of `svc serve`'s spill file)",
+    description: "folder of the durable CCR store and of the server's spill file",
     commands: ALL,
   },
   {
@@ -512,8 +512,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'integer',
     default: 512 * 1024 * 1024,
     min: 1024,
-    description:
-      "size cap of the durable CCR store in bytes (and of `svc serve`'s spill file); oldest entries are evicted past it",
+    description: "size cap in bytes of the durable CCR store (and of the server's spill file); oldest evicted past it",
     commands: ALL,
   },
   {
