@@ -41,16 +41,24 @@ function sharedCopy(chunks: readonly Buffer[], size: number): Buffer {
 }
 
 /**
+ * Bytes already in memory that equal a body which arrived in `chunks`
+ * (`size` bytes in all), or undefined (`PrefixParser.knownBytes`).
+ */
+export type KnownBytes = (chunks: readonly Buffer[], size: number) => Buffer | undefined;
+
+/**
  * Reads a request body up to `maxBytes` (raw and decoded), decoding gzip,
  * deflate and br. Throws SVC_PAYLOAD_TOO_LARGE (413) above the limit, before
  * reading when `content-length` already says so, and SVC_BAD_REQUEST for a body
  * that does not decode. A body (decoded) of `sharedFrom` bytes or more is
- * held in shared memory (see `sharedCopy`).
+ * held in shared memory (see `sharedCopy`). A body sent unencoded in several
+ * pieces that `known` finds in memory is those bytes (not joined into a copy).
  */
 export async function readBody(
   req: IncomingMessage,
   maxBytes: number,
   sharedFrom = Number.POSITIVE_INFINITY,
+  known?: KnownBytes,
 ): Promise<RequestBody> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
@@ -79,7 +87,7 @@ export async function readBody(
       ? sharedCopy(chunks, size)
       : chunks.length === 1
         ? chunks[0]!
-        : Buffer.concat(chunks, size);
+        : ((identity ? known?.(chunks, size) : undefined) ?? Buffer.concat(chunks, size));
   if (identity) return { raw, encoding: undefined, decoded: raw };
   const decode = DECODERS[encoding];
   if (!decode) return { raw, encoding, decoded: undefined };

@@ -124,6 +124,53 @@ describe('PrefixParser', () => {
     expect(JSON.parse(withHints).messages[3].content[0].content).toBe('short');
   });
 
+  it('gives the same body again its earlier parse, the very same objects', () => {
+    const parser = new PrefixParser();
+    const text = body(conversation(7), { tools: [{ name: 'grep' }], max_tokens: 9 });
+    const first = parser.parse(text);
+    const again = parser.parse(`${text}`);
+    expect(again.value).toBe(first.value);
+    expect(again.reused).toBe(7);
+    expect(again.value).toEqual(JSON.parse(text));
+    const byBytes = new PrefixParser();
+    const firstBytes = byBytes.parseBytes(Buffer.from(text));
+    const bytes = byBytes.parseBytes(Buffer.from(text));
+    expect(bytes.value).toBe(firstBytes.value);
+    expect(bytes.text).toBe(firstBytes.text);
+    expect(bytes.text).toBe(text);
+  });
+
+  it('reuses the members after the messages when the text after them is the same (an agent sends its tools last)', () => {
+    const parser = new PrefixParser();
+    const tools = [{ name: 'grep', input_schema: { type: 'object' } }];
+    const turn = (n: number, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ model: 'm', messages: conversation(n), system: 'be brief', tools, ...extra });
+    parser.parse(turn(3));
+    const second = parser.parse(turn(5));
+    const third = parser.parse(turn(7));
+    expect(third.value).toEqual(JSON.parse(turn(7)));
+    expect(Object.keys(third.value as object)).toEqual(['model', 'messages', 'system', 'tools']);
+    expect((third.value as { tools: unknown }).tools).toBe((second.value as { tools: unknown }).tools);
+    // a changed tail is parsed again, exactly
+    const changed = parser.parse(turn(9, { max_tokens: 5 }));
+    expect(changed.reused).toBe(7);
+    expect(changed.value).toEqual(JSON.parse(turn(9, { max_tokens: 5 })));
+    expect((changed.value as { tools: unknown }).tools).not.toBe((third.value as { tools: unknown }).tools);
+  });
+
+  it('keeps a __proto__ member after the messages an own member, whatever is reused', () => {
+    const parser = new PrefixParser();
+    const turn = (n: number) =>
+      `{"messages":${JSON.stringify(conversation(n))},"__proto__":{"polluted":true}}`;
+    for (const n of [3, 5, 5, 7]) {
+      const got = parser.parse(turn(n)) as { value: Record<string, unknown> };
+      expect(got.value).toEqual(JSON.parse(turn(n)));
+      expect(Object.hasOwn(got.value, '__proto__')).toBe(true);
+      expect(Object.getPrototypeOf(got.value)).toBe(Object.prototype);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('stays within its bound, and parses exactly once it has forgotten', () => {
     const parser = new PrefixParser(1000);
     const a = body(conversation(9));
@@ -217,5 +264,36 @@ describe('PrefixParser.parseBytes', () => {
       expect(got.value).toEqual(JSON.parse(got.text));
       expect(got.reused).toBe(n === 5 ? 3 : 0);
     }
+  });
+});
+
+describe('PrefixParser.knownBytes', () => {
+  /** `raw` cut into pieces of `size` bytes, as a socket delivers a body. */
+  const pieces = (raw: Buffer, size: number) =>
+    Array.from({ length: Math.ceil(raw.length / size) }, (_, i) => raw.subarray(i * size, (i + 1) * size));
+
+  it('gives the bytes of a kept body equal to the pieces, compared piece by piece', () => {
+    const parser = new PrefixParser();
+    const raw = Buffer.from(body(conversation(40)));
+    parser.parseBytes(raw);
+    const copy = Buffer.from(raw);
+    expect(parser.knownBytes(pieces(copy, 4096), copy.length)).toBe(raw);
+    // and parsing those bytes gives the kept parse
+    const first = parser.parseBytes(raw);
+    expect(parser.parseBytes(parser.knownBytes(pieces(copy, 1000), copy.length)!).value).toBe(first.value);
+  });
+
+  it('gives nothing for a body that differs in any byte, or in length', () => {
+    const parser = new PrefixParser();
+    const raw = Buffer.from(body(conversation(40)));
+    parser.parseBytes(raw);
+    for (const at of [10, raw.length >> 1, raw.length - 2]) {
+      const changed = Buffer.from(raw);
+      changed[at] = changed[at]! ^ 1;
+      expect(parser.knownBytes(pieces(changed, 4096), changed.length)).toBeUndefined();
+    }
+    const longer = Buffer.concat([raw, Buffer.from(' ')]);
+    expect(parser.knownBytes(pieces(longer, 4096), longer.length)).toBeUndefined();
+    expect(parser.knownBytes([], 0)).toBeUndefined();
   });
 });

@@ -133,6 +133,31 @@ describe('the same body again (a memoized turn)', () => {
   });
 });
 
+describe('a large body sent again (read in many pieces, held as the bytes kept from before)', () => {
+  it('goes upstream byte for byte as sent (--no-optimize) and as a fresh server forwards it', async () => {
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    const body = turnBody(70);
+    expect(body.length).toBeGreaterThan(200_000);
+    const plain = await startSvc({ flags: { 'messages-api-url': `${upstream.url}/v1`, optimize: false } });
+    started.push(plain);
+    for (let i = 0; i < 3; i++) expect(await forward(plain, upstream, body)).toBe(body);
+    // one character changed near the end: not the kept body
+    const edited = body.replace('"description":"runs a step"', '"description":"runs a stop"');
+    expect(await forward(plain, upstream, edited)).toBe(edited);
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, cache: false };
+    const svc = await startSvc({ flags });
+    started.push(svc);
+    const first = await forward(svc, upstream, body);
+    const fresh = await startSvc({ flags });
+    const viaFresh = await forward(fresh, upstream, body);
+    await fresh.close();
+    expect(first).toBe(viaFresh);
+    for (let i = 0; i < 3; i++) expect(await forward(svc, upstream, body)).toBe(first);
+    expect(await forward(svc, upstream, edited)).not.toBe(first);
+  });
+});
+
 describe('a retrieval round on a memoized turn', () => {
   it('continues from the same forwarded body, with the exact original, each time', async () => {
     // the model calls svc_retrieve on the first call of each request, then answers

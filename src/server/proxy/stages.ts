@@ -30,7 +30,10 @@ export const parseStage: ProxyStage = {
       return next();
     }
     const large = ex.ctx.largeBodies;
-    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes, large?.threshold);
+    const bodies = ex.ctx.bodies;
+    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes, large?.threshold, (chunks, size) =>
+      bodies.knownBytes(chunks, size),
+    );
     ex.body = body;
     ex.outBody = body.raw;
     ex.outEncoding = body.encoding;
