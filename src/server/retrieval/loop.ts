@@ -68,7 +68,28 @@ async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { 
  */
 async function insertedToolTokens(ex: ProxyExchange, insert: string): Promise<number> {
   const model = ex.parsed?.model ?? 'unknown';
-  const sent = Array.isArray(ex.parsed?.body.tools) ? (ex.parsed.body.tools as unknown[]) : [];
+  const sent = Array.isArray(ex.parsed?.body.tools) ? (ex.parsed.body.tools as unknown[]) : undefined;
+  if (!sent) return toolTokensAdded(model, [], insert);
+  // a conversation's tool list comes again as the same array (the body parser's) while its text is the same
+  let known = insertedTokens.get(sent);
+  if (!known) {
+    known = new Map();
+    insertedTokens.set(sent, known);
+  }
+  const key = `${model}\n${insert}`;
+  let added = known.get(key);
+  if (added === undefined) {
+    added = await toolTokensAdded(model, sent, insert);
+    if (known.size >= 8) known.clear();
+    known.set(key, added);
+  }
+  return added;
+}
+
+/** `insertedToolTokens` by the tool list sent, per model and inserted text. */
+const insertedTokens = new WeakMap<unknown[], Map<string, number>>();
+
+async function toolTokensAdded(model: string, sent: unknown[], insert: string): Promise<number> {
   let tool: unknown;
   try {
     tool = JSON.parse(insert.slice(insert.indexOf('{'), insert.lastIndexOf('}') + 1));
