@@ -8,6 +8,7 @@ import { type SseEvent, type SseUsageReader, sseEvents } from '../../formats/ind
 import { toolsJson } from '../../stats/prefix-shape.js';
 import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
+import { keepBody } from '../proxy/splice-memo.js';
 import { runOnce } from '../proxy/stages.js';
 import {
   answerCalls,
@@ -218,7 +219,8 @@ export const retrievalToolStage: ProxyStage = {
     ex.outEncoding = undefined;
     ex.retrieval = { text: withTool, format };
     if (edit) countInserted(ex, edit.insert);
-    if (memoKey) offeredTo.set(memoKey, { contextCut, stored, body: ex.outBody, insert: edit?.insert });
+    if (memoKey)
+      offeredTo.set(memoKey, { contextCut, stored, body: keepBody(ex.outBody), insert: edit?.insert });
     return next();
   },
 };
