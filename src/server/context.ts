@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Polka } from 'polka';
@@ -147,7 +148,7 @@ export interface ProxyExchange {
   /** `content-encoding` of `outBody`; undefined for identity. */
   outEncoding: string | undefined;
   /** Aborted when the client goes away; cancels the upstream call. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** Calls the upstream with a body (used by `forward`, and by stages that need extra calls). */
   callUpstream(body: Buffer | Readable, encoding?: string | undefined): Promise<UpstreamResponse>;
   /** The response being relayed, once `forward` has it. */
@@ -210,13 +211,22 @@ export interface ProxyRunner {
   run(ex: ProxyExchange): Promise<void>;
 }
 
+/**
+ * What cancels a request's upstream calls: an event emitter that emits
+ * `abort` once and then reads `aborted` true, which undici takes as a
+ * `signal` (`RequestCancel` in proxy/upstream.ts).
+ */
+export interface CancelSignal extends EventEmitter {
+  readonly aborted: boolean;
+}
+
 /** One upstream request: where, how, and the signal that cancels it. */
 export interface UpstreamCall {
   url: string;
   method: string;
   headers: string[];
   body: Buffer | Readable | undefined;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 /** Calls upstreams through one undici Agent (keep-alive pools per origin, svc's timeouts). */

@@ -7,7 +7,7 @@ import type { RoutePlugin, ServerContext } from '../context.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
 import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';
-import { upstreamCaller } from './upstream.js';
+import { RequestCancel, upstreamCaller } from './upstream.js';
 
 type RoutedRequest = IncomingMessage & { path?: string; search?: string | null };
 
@@ -56,9 +56,9 @@ async function runProxy(
   const path = req.path ?? new URL(req.url ?? '/', 'http://x').pathname;
   const search = req.search ?? '';
   const pending = startEvent(ctx, path, format?.name ?? 'other');
-  const controller = new AbortController();
+  const cancel = new RequestCancel();
   res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) cancel.abort();
   });
   const { base, errorFormat } = upstreamFor(ctx, format, req, path);
   const url = base + path.slice('/v1'.length) + search;
@@ -85,8 +85,8 @@ async function runProxy(
     skipCompression: !ctx.config.optimize || ctx.config.observe,
     outBody: Buffer.alloc(0),
     outEncoding: undefined,
-    signal: controller.signal,
-    callUpstream: upstreamCaller(ctx.upstream, req, url, controller.signal),
+    signal: cancel,
+    callUpstream: upstreamCaller(ctx.upstream, req, url, cancel),
     upstream: undefined,
     responseTaps: [],
     onFinish: [],
@@ -99,7 +99,7 @@ async function runProxy(
   try {
     await ctx.pipeline.run(ex);
   } catch (err) {
-    if (controller.signal.aborted) {
+    if (cancel.aborted) {
       pending.event.status = 499;
       pending.event.errorCode = 'SVC_CLIENT_CLOSED';
       ctx.logger.debug('client closed the request; upstream call cancelled', { path });
