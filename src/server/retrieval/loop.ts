@@ -157,7 +157,7 @@ function retrievalState(body: Buffer, format: RetrievalState['format']): Retriev
  */
 export const retrievalToolStage: ProxyStage = {
   name: 'retrieval-tool',
-  async run(ex, next) {
+  run(ex, next) {
     const format = ex.format;
     if (!format || ex.skipCompression || !ex.json) return next();
     const spliced =
@@ -315,13 +315,17 @@ function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamRes
  */
 export const retrievalLoopStage: ProxyStage = {
   name: 'retrieval-loop',
-  async run(ex, next) {
+  run(ex, next) {
     const state = ex.retrieval;
     const upstream = ex.upstream;
     if (!state || !upstream || upstream.statusCode !== 200) return next();
     const type = header(upstream, 'content-type') ?? '';
     if (type.includes('text/event-stream')) ex.upstream = streamLoop(ex, state, upstream);
-    else if (type.includes('json')) ex.upstream = await jsonLoop(ex, state, upstream);
+    else if (type.includes('json'))
+      return jsonLoop(ex, state, upstream).then((answered) => {
+        ex.upstream = answered;
+        return next();
+      });
     return next();
   },
 };
