@@ -4,6 +4,7 @@ import { credentialOf } from '../../guards/credentials.js';
 import { attributeEvent } from '../attribution.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
+import { postExact } from '../exact-posts.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
 import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';
@@ -132,12 +133,12 @@ async function runProxy(
  */
 export const proxyRoutes: RoutePlugin = (app, ctx) => {
   for (const format of Object.values(FORMATS)) {
-    app.post(format.path, (req, res) => {
+    postExact(app, format.path, (req, res) => {
       void handleProxy(ctx, req, res, format);
     });
     const counting = format.tokenCountPath;
     if (counting)
-      app.post(counting, (req, res) => {
+      postExact(app, counting, (req, res) => {
         void handleProxy(ctx, req, res, format, true);
       });
   }
