@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Agent } from 'undici';
+import type { Agent, Pool } from 'undici';
 import { SvcError } from '../../errors.js';
 import type { CancelSignal, ProxyExchange, UpstreamCall, UpstreamClient } from '../context.js';
 
@@ -191,6 +191,8 @@ function replayable(body: UpstreamCall['body']): boolean {
  * (502), and so is a second close. Bodies streamed through unread are never sent again.
  */
 export function createUpstreamClient(timeoutMs: number): UpstreamClient {
+  // The agent's pool of each origin, as its factory made it (the agent's own default: a Pool).
+  const pools = new Map<string, Pool>();
   let loading: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
   const load = () => {
     loading ??= import('undici').then((undici) => ({
@@ -201,15 +203,20 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
         keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS,
         keepAliveMaxTimeout: 60_000,
         connect: { timeout: Math.min(timeoutMs, 30_000) },
+        factory(origin, options) {
+          const pool = new undici.Pool(origin, options);
+          pools.set(String(origin), pool);
+          return pool;
+        },
       }),
     }));
     return loading;
   };
-  /** True when the pool holds an idle connection to the origin: the request will be written on it. */
-  const idleConnection = (agent: Agent, origin: string): boolean => {
-    const stats = (agent as unknown as { stats?: Record<string, { free?: number }> }).stats;
-    return (stats?.[origin]?.free ?? 0) > 0;
-  };
+  /**
+   * True when the origin's pool holds an idle connection: the request will be written on it. (The
+   * pool's own stats: the agent's sum up every origin's on each read.)
+   */
+  const idleConnection = (origin: string): boolean => (pools.get(origin)?.stats.free ?? 0) > 0;
   return {
     async call(call) {
       const { undici, agent } = await load();
@@ -223,7 +230,7 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
           body: call.body ?? null,
           signal: call.signal,
         });
-      let reused = idleConnection(agent, target.origin);
+      let reused = idleConnection(target.origin);
       for (;;) {
         try {
           const { statusCode, headers, body } = await send();
