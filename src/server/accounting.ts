@@ -207,7 +207,9 @@ async function settle(ex: ProxyExchange): Promise<void> {
 export const accountingStage: ProxyStage = {
   name: 'accounting',
   async run(ex, next) {
-    if (!ex.format) return next();
+    // Nothing to account: no parse to shape (--no-optimize, a bypass, a body not of the format),
+    // so no retrieval rounds either, and no --observe projection.
+    if (!ex.format || (!ex.parsed && !ex.large && !ex.ctx.config.observe)) return next();
     // Every upstream call after the first is a continuation svc sent for this request (retrieval loop).
     const call = ex.callUpstream;
     let calls = 0;

@@ -194,22 +194,27 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
   // The agent's pool of each origin, as its factory made it (the agent's own default: a Pool).
   const pools = new Map<string, Pool>();
   let loading: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
+  // the same, once loaded (a request then does not wait a tick for it)
+  let loaded: { undici: typeof import('undici'); agent: Agent } | undefined;
   const load = () => {
-    loading ??= import('undici').then((undici) => ({
-      undici,
-      agent: new undici.Agent({
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS,
-        keepAliveMaxTimeout: 60_000,
-        connect: { timeout: Math.min(timeoutMs, 30_000) },
-        factory(origin, options) {
-          const pool = new undici.Pool(origin, options);
-          pools.set(String(origin), pool);
-          return pool;
-        },
-      }),
-    }));
+    loading ??= import('undici').then((undici) => {
+      loaded = {
+        undici,
+        agent: new undici.Agent({
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS,
+          keepAliveMaxTimeout: 60_000,
+          connect: { timeout: Math.min(timeoutMs, 30_000) },
+          factory(origin, options) {
+            const pool = new undici.Pool(origin, options);
+            pools.set(String(origin), pool);
+            return pool;
+          },
+        }),
+      };
+      return loaded;
+    });
     return loading;
   };
   /**
@@ -219,7 +224,7 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
   const idleConnection = (origin: string): boolean => (pools.get(origin)?.stats.free ?? 0) > 0;
   return {
     async call(call) {
-      const { undici, agent } = await load();
+      const { undici, agent } = loaded ?? (await load());
       const target = requestTarget(call.url);
       const send = () =>
         agent.request({
