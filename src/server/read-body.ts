@@ -60,37 +60,33 @@ function collect(
       Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
     if (req.readableEnded) return resolve({ chunks, size });
     if (req.destroyed) return reject(req.errored ?? premature());
-    const done = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const onData = (chunk: Buffer) => {
+    // Settled once; the listeners stay (the request's own close comes after its end, and is ignored).
+    let settled = false;
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
       size += chunk.length;
       if (size > maxBytes) {
-        done();
+        settled = true;
         req.destroy();
         reject(tooLarge(maxBytes));
       } else if (shared && size <= shared.length) chunk.copy(shared, size - chunk.length);
       else chunks.push(chunk);
-    };
-    const onEnd = () => {
-      done();
+    });
+    req.on('end', () => {
+      if (settled) return;
+      settled = true;
       resolve({ chunks, size });
-    };
-    const onError = (err: Error) => {
-      done();
+    });
+    req.on('error', (err: Error) => {
+      if (settled) return;
+      settled = true;
       reject(err);
-    };
-    const onClose = () => {
-      done();
+    });
+    req.on('close', () => {
+      if (settled) return;
+      settled = true;
       reject(premature());
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    });
   });
 }
 

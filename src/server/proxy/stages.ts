@@ -227,13 +227,12 @@ function relayBody(body: Readable, res: ServerResponse, seen: (chunk: Buffer) =>
   return new Promise((resolve, reject) => {
     if (body.readableEnded) return resolve();
     if (body.destroyed) return reject(body.errored ?? prematureClose());
+    // Settled once; the listeners stay (removing each costs more than the events that come after:
+    // the body's close, which they ignore, and an error, which they keep from going unhandled).
+    let settled = false;
     const settle = (err?: Error) => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
-      body.off('close', onClose);
-      res.off('drain', onDrain);
-      res.off('close', onGone);
+      if (settled) return;
+      settled = true;
       if (err) reject(err);
       else resolve();
     };
@@ -241,27 +240,24 @@ function relayBody(body: Readable, res: ServerResponse, seen: (chunk: Buffer) =>
       settle();
       body.destroy();
     };
-    const onData = (chunk: Buffer) => {
+    body.on('error', (err: Error) => settle(err));
+    body.on('end', () => settle());
+    body.on('close', () => {
+      if (!body.readableEnded) settle(prematureClose());
+    });
+    res.on('drain', () => {
+      if (!settled) body.resume();
+    });
+    // gone while waiting for the socket to drain: nothing more is read
+    res.on('close', () => {
+      if (!settled && body.isPaused()) gone();
+    });
+    body.on('data', (chunk: Buffer) => {
+      if (settled) return;
       seen(chunk);
       if (!res.write(chunk)) body.pause();
       if (res.destroyed) gone();
-    };
-    const onDrain = () => body.resume();
-    // gone while waiting for the socket to drain: nothing more is read
-    const onGone = () => {
-      if (body.isPaused()) gone();
-    };
-    const onEnd = () => settle();
-    const onError = (err: Error) => settle(err);
-    const onClose = () => {
-      if (!body.readableEnded) settle(prematureClose());
-    };
-    body.on('error', onError);
-    body.on('end', onEnd);
-    body.on('close', onClose);
-    res.on('drain', onDrain);
-    res.on('close', onGone);
-    body.on('data', onData);
+    });
   });
 }
 
