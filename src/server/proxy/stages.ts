@@ -293,6 +293,9 @@ export const relayStage: ProxyStage = {
       throw ex.signal.aborted ? err : upstreamError(err, ex.upstreamBase);
     }
     res.end();
-    if (tap) ex.event.usage = await tap.end();
+    if (tap) {
+      const usage = tap.end();
+      ex.event.usage = usage instanceof Promise ? await usage : usage;
+    }
   },
 };
