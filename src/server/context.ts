@@ -6,7 +6,7 @@ import type { CcrStore } from '../ccr/store.js';
 import type { CompressFn, Compression } from '../compression.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo, EngineOutput } from '../engine/types.js';
-import type { RequestFinishedEvent, SvcEventBus } from '../events.js';
+import type { ReportedUsage, RequestFinishedEvent, SvcEventBus } from '../events.js';
 import type { ParsedRequest, ProviderFormat } from '../formats/index.js';
 import type { Guards } from '../guards/index.js';
 import type { PrefixParser } from '../json/prefix-parse.js';
@@ -98,6 +98,12 @@ export interface UpstreamResponse {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
+  /**
+   * The usage in `body`, when a stage read the whole answer already (the
+   * retrieval loop): `relay` then does not read it again. Undefined: not read
+   * (or the answer reports none; `relay` reads it then).
+   */
+  usage?: ReportedUsage | undefined;
 }
 
 /**

@@ -74,7 +74,12 @@ describe('a memoized turn through the proxy', () => {
       role: i % 2 ? 'assistant' : 'user',
       content: longText(`turn ${i}`, 60),
     }));
-    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: history });
+    const body = JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: history,
+      tools: [{ name: 'run', description: 'runs a step', input_schema: { type: 'object' } }],
+    });
     expect(body.length).toBeGreaterThan(64 * 1024);
     const forwarded: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -93,5 +98,9 @@ describe('a memoized turn through the proxy', () => {
     expect(forwarded[2]).toBe(forwarded[0]);
     const counts = svc.events.map((e) => [e.tokensBefore, e.tokensAfter, e.tokensSaved]);
     for (const c of counts) expect(c).toEqual(counts[0]);
+    // the answers went through the retrieval loop (svc_retrieve offered): their usage read once, exactly
+    expect(forwarded[0]).toContain('"name":"svc_retrieve"');
+    for (const e of svc.events)
+      expect(e.usage).toMatchObject({ input: 120, output: 9, cacheRead: 1000, cacheWrite: 50 });
   });
 });

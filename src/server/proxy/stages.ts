@@ -275,9 +275,11 @@ export const relayStage: ProxyStage = {
       const v = upstream.headers[name];
       return Array.isArray(v) ? v[0] : v;
     };
-    const tap = ex.format
-      ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
-      : undefined;
+    const known = upstream.usage;
+    const tap =
+      ex.format && known === undefined
+        ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
+        : undefined;
     res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
     // A stream's headers go out now: SDKs resolve a stream call on them, before the first event.
     if ((header('content-type') ?? '').includes('text/event-stream')) res.flushHeaders();
@@ -293,7 +295,8 @@ export const relayStage: ProxyStage = {
       throw ex.signal.aborted ? err : upstreamError(err, ex.upstreamBase);
     }
     res.end();
-    if (tap) {
+    if (known !== undefined) ex.event.usage = known;
+    else if (tap) {
       const usage = tap.end();
       ex.event.usage = usage instanceof Promise ? await usage : usage;
     }

@@ -47,19 +47,50 @@ async function readAll(body: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Reads a body; when it fails midway, a body that gives what arrived and then the same error. */
-async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed: Readable }> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const c of body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
-    return { raw: Buffer.concat(chunks) };
-  } catch (err) {
-    async function* replay() {
-      yield* chunks;
-      throw err;
-    }
-    return { failed: Readable.from(replay()) };
-  }
+/**
+ * Reads a body (with stream events: no async iterator); when it fails
+ * midway, a body that gives what arrived and then the same error.
+ */
+function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed: Readable }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const failed = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      async function* replay() {
+        yield* chunks;
+        throw err;
+      }
+      resolve({ failed: Readable.from(replay()) });
+    };
+    if (body.readableEnded) return resolve({ raw: Buffer.alloc(0) });
+    if (body.destroyed) return failed(body.errored ?? prematureClose());
+    body.on('data', (c: Buffer | string) => {
+      if (!settled) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c));
+    });
+    body.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ raw: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+    });
+    body.on('error', failed);
+    body.on('close', () => {
+      if (!body.readableEnded) failed(prematureClose());
+    });
+  });
+}
+
+/** What iterating a stream throws when it closes before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
+
+/** The text of a whole answer as received, decoded when it came compressed. */
+async function answerText(upstream: UpstreamResponse, raw: Buffer): Promise<string> {
+  if (header(upstream, 'content-encoding') === undefined) return raw.toString('utf8');
+  const { body } = decoded({ ...upstream, body: Readable.from([raw]) });
+  return (await readAll(body)).toString('utf8');
 }
 
 /**
@@ -237,16 +268,18 @@ async function jsonLoop(
     const read = await readOrReplayFailure(upstream.body);
     if ('failed' in read) return { ...upstream, body: read.failed };
     const raw = read.raw;
-    const replay = { ...upstream, body: Readable.from([raw]) };
+    const replay: UpstreamResponse = { ...upstream, body: Readable.from([raw]) };
     let json: Record<string, unknown>;
     try {
-      const { body } = decoded({ ...upstream, body: Readable.from([raw]) });
-      json = JSON.parse((await readAll(body)).toString('utf8')) as Record<string, unknown>;
+      json = JSON.parse(await answerText(upstream, raw)) as Record<string, unknown>;
     } catch {
       return replay;
     }
     // Every answer's usage counts (the first and each continuation's): src/server/accounting.ts.
-    answerRead(ex, round, state.format.usageFromJson(json));
+    const usage = state.format.usageFromJson(json);
+    answerRead(ex, round, usage);
+    // the answer relayed as it came: its usage is read already
+    replay.usage = usage;
     const { calls, assistant } = state.format.ownToolCalls(json, RETRIEVE_TOOL_NAME);
     if (calls.length === 0) return replay;
     if (round >= MAX_RETRIEVAL_ROUNDS) {
