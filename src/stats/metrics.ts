@@ -4,6 +4,8 @@ import { countsAsSaving, type RequestCost } from './cost.js';
 
 /** Buckets of `service_compression_ratio` (tokens after / tokens before). */
 export const RATIO_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+/** Observations a histogram holds back before they go in at once (bounds the memory they take). */
+const PENDING_OBSERVATIONS = 256;
 /** Buckets of `service_latency_seconds`. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -144,18 +146,32 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
     'projectedUsd',
   );
   counter('service_latency_ms_sum', 'Sum of request latencies in milliseconds', 'latencySum');
-  const ratio = new Histogram({
+  // Observations wait in a list and go into their histogram in a batch: at each scrape, or when
+  // the list is full (prom-client's `observe` validates and hashes labels on every call).
+  const pendingRatios: number[] = [];
+  const pendingLatencies: number[] = [];
+  const flushInto = (histogram: Histogram<string>, values: number[]) => {
+    for (const v of values) histogram.observe(v);
+    values.length = 0;
+  };
+  const ratio: Histogram<string> = new Histogram({
     name: 'service_compression_ratio',
     help: 'Compression ratio (tokens after / tokens before) of compressed requests',
     buckets: RATIO_BUCKETS,
     registers,
+    collect: () => flushInto(ratio, pendingRatios),
   });
-  const latency = new Histogram({
+  const latency: Histogram<string> = new Histogram({
     name: 'service_latency_seconds',
     help: 'Request latency, first byte in to last byte out',
     buckets: LATENCY_BUCKETS,
     registers,
+    collect: () => flushInto(latency, pendingLatencies),
   });
+  const observe = (histogram: Histogram<string>, values: number[], value: number) => {
+    values.push(value);
+    if (values.length >= PENDING_OBSERVATIONS) flushInto(histogram, values);
+  };
   if (options.memory) {
     const memory = options.memory;
     new Gauge({
@@ -234,13 +250,13 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
         if (event.projected.savingsUsd) t.projectedUsd += event.projected.savingsUsd;
       }
       t.latencySum += Math.max(0, event.latencyMs);
-      latency.observe(Math.max(0, event.latencyMs) / 1000);
+      observe(latency, pendingLatencies, Math.max(0, event.latencyMs) / 1000);
       if (
         (event.mode === 'optimize' || event.mode === 'compress') &&
         event.tokensBefore > 0 &&
         !event.cached
       ) {
-        ratio.observe(event.tokensAfter / event.tokensBefore);
+        observe(ratio, pendingRatios, event.tokensAfter / event.tokensBefore);
       }
     },
   };
