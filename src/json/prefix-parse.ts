@@ -480,14 +480,14 @@ const NOT_A_BODY: Array<[string, unknown]> = [];
 
 /**
  * True when `text` goes on after its messages array (ending at `close`) as
- * the earlier body's did, character for character: then its members after
- * `messages` are the earlier ones (a coding agent sends its system prompt
- * and tool list after the conversation, the same on every turn).
+ * the earlier body's did, character for character and at the same place:
+ * then its members after `messages` are the earlier ones. (At another place,
+ * after messages added, they are parsed again: the spans found in them, kept
+ * with their objects for the splicer, hold for the earlier place only.)
  */
 function sameTail(text: string, close: number, earlier: Snapshot): boolean {
-  if (text === earlier.text && close === earlier.close) return true;
-  const length = earlier.text.length - earlier.close;
-  return text.length - close === length && text.slice(close) === earlier.text.slice(earlier.close);
+  if (close !== earlier.close) return false;
+  return text === earlier.text || text.slice(close) === earlier.text.slice(close);
 }
 
 /**

@@ -55,39 +55,33 @@ function collect(
   shared: Buffer | undefined,
 ): Promise<{ chunks: Buffer[]; size: number }> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    // Dropped once settled: the listeners stay on the request (removing them costs more than the
+    // close that comes after its end), and must not keep its chunks alive with it.
+    let chunks: Buffer[] | undefined = [];
     let size = 0;
     const premature = () =>
       Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
     if (req.readableEnded) return resolve({ chunks, size });
     if (req.destroyed) return reject(req.errored ?? premature());
-    // Settled once; the listeners stay (the request's own close comes after its end, and is ignored).
-    let settled = false;
+    const settle = (err?: Error) => {
+      const got = chunks;
+      if (!got) return;
+      chunks = undefined;
+      if (err) reject(err);
+      else resolve({ chunks: got, size });
+    };
     req.on('data', (chunk: Buffer) => {
-      if (settled) return;
+      if (!chunks) return;
       size += chunk.length;
       if (size > maxBytes) {
-        settled = true;
+        settle(tooLarge(maxBytes));
         req.destroy();
-        reject(tooLarge(maxBytes));
       } else if (shared && size <= shared.length) chunk.copy(shared, size - chunk.length);
       else chunks.push(chunk);
     });
-    req.on('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve({ chunks, size });
-    });
-    req.on('error', (err: Error) => {
-      if (settled) return;
-      settled = true;
-      reject(err);
-    });
-    req.on('close', () => {
-      if (settled) return;
-      settled = true;
-      reject(premature());
-    });
+    req.on('end', () => settle());
+    req.on('error', (err: Error) => settle(err));
+    req.on('close', () => settle(premature()));
   });
 }
 

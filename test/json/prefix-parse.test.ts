@@ -140,22 +140,51 @@ describe('PrefixParser', () => {
     expect(bytes.text).toBe(text);
   });
 
-  it('reuses the members after the messages when the text after them is the same (an agent sends its tools last)', () => {
+  it('reuses the members after the messages when the text after them is the same, at the same place', () => {
     const parser = new PrefixParser();
     const tools = [{ name: 'grep', input_schema: { type: 'object' } }];
-    const turn = (n: number, extra: Record<string, unknown> = {}) =>
-      JSON.stringify({ model: 'm', messages: conversation(n), system: 'be brief', tools, ...extra });
-    parser.parse(turn(3));
-    const second = parser.parse(turn(5));
-    const third = parser.parse(turn(7));
-    expect(third.value).toEqual(JSON.parse(turn(7)));
-    expect(Object.keys(third.value as object)).toEqual(['model', 'messages', 'system', 'tools']);
-    expect((third.value as { tools: unknown }).tools).toBe((second.value as { tools: unknown }).tools);
-    // a changed tail is parsed again, exactly
-    const changed = parser.parse(turn(9, { max_tokens: 5 }));
-    expect(changed.reused).toBe(7);
-    expect(changed.value).toEqual(JSON.parse(turn(9, { max_tokens: 5 })));
-    expect((changed.value as { tools: unknown }).tools).not.toBe((third.value as { tools: unknown }).tools);
+    const turn = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ model: 'm', messages, system: 'be brief', tools, ...extra });
+    const first = parser.parse(turn(conversation(5)));
+    // the last message edited in place (same length): the members after it are the very same objects
+    const edited = conversation(5);
+    edited[4] = { role: 'user', content: [{ type: 'text', text: 'x' }] };
+    const sameLength = JSON.stringify(conversation(5)[4]).length;
+    (edited[4] as { content: Array<{ text: string }> }).content[0]!.text = 'x'.repeat(
+      sameLength - JSON.stringify(edited[4]).length + 1,
+    );
+    expect(JSON.stringify(edited[4]).length).toBe(sameLength);
+    const again = parser.parse(turn(edited));
+    expect(again.reused).toBe(4);
+    expect(again.value).toEqual(JSON.parse(turn(edited)));
+    expect(Object.keys(again.value as object)).toEqual(['model', 'messages', 'system', 'tools']);
+    expect((again.value as { tools: unknown }).tools).toBe((first.value as { tools: unknown }).tools);
+    // messages added: the members after them are parsed again (their spans hold for their old place only)
+    const grown = parser.parse(turn(conversation(7)));
+    expect(grown.value).toEqual(JSON.parse(turn(conversation(7))));
+    expect((grown.value as { tools: unknown }).tools).not.toBe((first.value as { tools: unknown }).tools);
+  });
+
+  it('hands spans that splice exactly after messages were added before the members that follow them', () => {
+    // regression: a tool list reused at another place kept the spans of its old place
+    const parser = new PrefixParser();
+    const turn = (n: number) =>
+      JSON.stringify({
+        model: 'm',
+        messages: conversation(n),
+        system: 'be brief',
+        tools: [{ name: 'grep' }],
+      });
+    const edits = () => {
+      const e = new JsonEdits();
+      e.set(['tools', 0, 'name'], 'find');
+      return e;
+    };
+    for (const n of [3, 5, 7, 7]) {
+      const text = turn(n);
+      const got = parser.parse(text);
+      expect(applyJsonEdits(text, edits(), got.value, got.hints)).toBe(applyJsonEdits(text, edits()));
+    }
   });
 
   it('keeps a __proto__ member after the messages an own member, whatever is reused', () => {

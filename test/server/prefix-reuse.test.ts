@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { objectMemberSpans } from '../../src/json/spans.js';
 import { toolsSpanAfterSplice } from '../../src/server/retrieval/tool.js';
+import { createFakeCompress } from './fake-engine.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
@@ -155,6 +156,45 @@ describe('a large body sent again (read in many pieces, held as the bytes kept f
     expect(first).toBe(viaFresh);
     for (let i = 0; i < 3; i++) expect(await forward(svc, upstream, body)).toBe(first);
     expect(await forward(svc, upstream, edited)).not.toBe(first);
+  });
+});
+
+describe('conversations that start alike and end with the same tool list', () => {
+  it('forwards each as a fresh server would (the tool list is not taken from another body)', async () => {
+    // (the spans of a tool list reused at another place: test/json/prefix-parse.test.ts)
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    // a deterministic engine: what the engine learns across conversations (TOIN) is not what is compared here
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, cache: false };
+    const steady = await startSvc({ flags, compress: createFakeCompress() });
+    started.push(steady);
+    // shaped like a coding agent's body: the messages first, then the system prompt and the tools
+    const variant = (t: number, shift: number) => {
+      const json = JSON.parse(turnBody(t)) as Record<string, unknown> & { messages: unknown[] };
+      const [first, ...rest] = json.messages;
+      const rounds = rest.map((m) => JSON.parse(JSON.stringify(m).replaceAll('toolu_', `toolu_${shift}_`)));
+      return JSON.stringify({
+        model: json.model,
+        messages: [first, ...rounds],
+        system: json.system,
+        tools: json.tools,
+        max_tokens: json.max_tokens,
+      });
+    };
+    for (const [t, shift] of [
+      [6, 1],
+      [9, 2],
+      [7, 3],
+    ] as const) {
+      const body = variant(t, shift);
+      const viaSteady = await forward(steady, upstream, body);
+      const fresh = await startSvc({ flags, compress: createFakeCompress() });
+      const viaFresh = await forward(fresh, upstream, body);
+      await fresh.close();
+      expect(viaSteady).toBe(viaFresh);
+      expect(viaSteady).toContain('"name":"svc_retrieve"');
+    }
+    expect(steady.events.every((e) => !e.compressionFailed && e.status === 200)).toBe(true);
   });
 });
 
