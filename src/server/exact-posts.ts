@@ -12,6 +12,10 @@ import type { Polka, Request } from 'polka';
 type Handler = (req: Request, res: ServerResponse) => void;
 type PolkaHandler = Parameters<Polka['post']>[1];
 
+/** What polka sets for a path without parameters or query (shared: never written). */
+const NO_PARAMS: Request['params'] = Object.freeze({});
+const NO_QUERY: Request['query'] = Object.freeze({});
+
 /** Handlers registered with `postExact`, by app and path. */
 const registered = new WeakMap<Polka, Map<string, Handler>>();
 
@@ -51,9 +55,9 @@ export function withExactPosts<R extends IncomingMessage>(
     const r = req as unknown as Request;
     r.originalUrl ||= r.url!;
     r.path = r.url!;
-    r.params = {};
+    r.params = NO_PARAMS;
     r.search = null;
-    r.query = {};
+    r.query = NO_QUERY;
     route(r, res);
   };
 }

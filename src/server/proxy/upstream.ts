@@ -46,12 +46,21 @@ const NOT_FORWARDED = new Set([
   'x-svc-project',
 ]);
 
-function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+/** The sets of one-token `Connection` values seen (`keep-alive`, `close`: a handful), never modified. */
+const oneToken = new Map<string, ReadonlySet<string>>();
+
+function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> | undefined {
   if (value === undefined) return undefined;
   // one token, the common case (`keep-alive`, `close`)
   if (typeof value === 'string' && !value.includes(',')) {
-    const token = value.trim().toLowerCase();
-    return token === '' ? new Set() : new Set([token]);
+    let set = oneToken.get(value);
+    if (!set) {
+      const token = value.trim().toLowerCase();
+      set = token === '' ? new Set() : new Set([token]);
+      if (oneToken.size >= 64) oneToken.clear();
+      oneToken.set(value, set);
+    }
+    return set;
   }
   const text = Array.isArray(value) ? value.join(',') : (value ?? '');
   return new Set(
@@ -70,7 +79,7 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | u
  */
 export function upstreamRequestHeaders(rawHeaders: string[], encoding: string | undefined): string[] {
   const out: string[] = [];
-  let named: Set<string> | undefined;
+  let named: ReadonlySet<string> | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     const lower = name.toLowerCase();
@@ -92,7 +101,8 @@ export function clientResponseHeaders(
 ): string[] {
   const named = connectionTokens(headers.connection);
   const out: string[] = [];
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name)) continue;
     if (Array.isArray(value)) for (const v of value) out.push(name, v);
     else out.push(name, value);
