@@ -1,4 +1,4 @@
-import { exposeGc } from './idle-gc.js';
+import { exposeGc } from './gc-access.js';
 
 /*
  * Request bodies arrive in socket chunks, buffers outside V8's heap that
