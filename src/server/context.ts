@@ -178,6 +178,12 @@ export interface ProxyExchange {
   spliced: SplicedText | undefined;
   /** Set by the guards on a cache miss: where `cache-record` stores the answer. */
   cachePlan: CachePlan | undefined;
+  /**
+   * The response cache's outcome (`HIT`, `MISS`, `BYPASS`), set by the guards:
+   * the `x-service-cache` header of the answer (added with the relayed headers,
+   * so they are written in one go; an error answer sets it too).
+   */
+  cacheOutcome?: string | undefined;
   /** Set by `retrieval-tool` when it offered the tool: what the retrieval loop continues. */
   retrieval: RetrievalState | undefined;
 }

@@ -79,7 +79,7 @@ export const guardStage: ProxyStage = {
     const cacheable = guards.cache && (ex.json || facts?.cacheKey !== undefined) && !wantsCacheBypass(ex.req);
     // nothing to hold, look up or reserve (no rate limit, no cache for it, no budget)
     if (!guards.rateLimiter && !cacheable && !guards.budget.enabled) {
-      ex.res.setHeader(CACHE_HEADER, 'BYPASS');
+      ex.cacheOutcome = 'BYPASS';
       return next();
     }
     return guard(ex, guards, next);
@@ -147,7 +147,7 @@ async function guard(ex: ProxyExchange, guards: Guards, next: () => Promise<void
     if (ex.event.stream) countStreamedOutput(ex, model);
   }
 
-  res.setHeader(CACHE_HEADER, outcome);
+  ex.cacheOutcome = outcome;
   await next();
 }
 

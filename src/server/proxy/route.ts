@@ -6,6 +6,7 @@ import { keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
 import { postExact } from '../exact-posts.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
+import { CACHE_HEADER } from '../guards/responses.js';
 import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';
 import { RequestCancel, upstreamCaller } from './upstream.js';
@@ -110,6 +111,7 @@ async function runProxy(
       pending.event.errorCode = error.code;
       const log = error.status >= 500 ? ctx.logger.warn : ctx.logger.debug;
       log(`${path}: ${error.message}`, { code: error.code, status: error.status });
+      if (ex.cacheOutcome !== undefined && !res.headersSent) res.setHeader(CACHE_HEADER, ex.cacheOutcome);
       sendSvcError(res, errorFormat, error);
       if (!req.complete) req.resume();
     }

@@ -7,6 +7,7 @@ import type { ParsedRequest } from '../../formats/types.js';
 import { toolsJson } from '../../stats/prefix-shape.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
+import { CACHE_HEADER } from '../guards/responses.js';
 import { compressInWorker, readInWorker } from '../large-body/stages.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
@@ -280,7 +281,12 @@ export const relayStage: ProxyStage = {
       ex.format && known === undefined
         ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
         : undefined;
-    res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
+    // every header at once: a header set before (`setHeader`) makes node set each of these again
+    const headers = clientResponseHeaders(upstream.headers);
+    const outcome = ex.cacheOutcome;
+    if (outcome !== undefined && upstream.headers[CACHE_HEADER] === undefined)
+      headers.unshift(CACHE_HEADER, outcome);
+    res.writeHead(upstream.statusCode, headers);
     // A stream's headers go out now: SDKs resolve a stream call on them, before the first event.
     if ((header('content-type') ?? '').includes('text/event-stream')) res.flushHeaders();
     ex.event.status = upstream.statusCode;
