@@ -18,7 +18,6 @@ import type { CachePlan, ProxyExchange, ProxyStage, UpstreamResponse } from '../
 import { sendSvcError } from '../respond.js';
 import { holdUntilFinished, pricingEstimator } from './holds.js';
 import {
-  CACHE_HEADER,
   type CacheOutcome,
   sendBudgetExceeded,
   sendCached,
