@@ -104,6 +104,21 @@ export interface Compression {
 }
 
 /**
+ * The engine's output for a messages array, with what else it was computed
+ * from. The proxy reads a body sent again as the very same messages array
+ * (its body parser and `parseRequest` give the same objects), and the engine
+ * is pure: the same messages, options and TOIN advice (a new advice object
+ * whenever TOIN learned something) give the same output, so a memoized turn
+ * gets it without a pass over the conversation (principle 4). Outputs are
+ * never modified; the originals are stored again on every call.
+ */
+const outputs = new WeakMap<ChatMessage[], { inputs: unknown[]; output: EngineOutput }>();
+
+function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
  * Compresses and stores the originals of every marker in the CCR store
  * before returning (principle 3). Throws SVC_COMPRESSION_FAILED when the
  * engine throws, SVC_ENGINE_TIMEOUT when it ran past `--engine-timeout`,
@@ -120,11 +135,18 @@ export async function compressAndStore(
 ): Promise<EngineOutput> {
   let output: EngineOutput;
   try {
-    const options = engineOptionsFor(c.config, model, c.memo, outputReserve);
-    if (c.toin) options.toin = c.toin();
-    const clock = c.now ?? Date.now;
-    if (c.config.engineTimeout > 0) options.deadline = clock() + c.config.engineTimeout;
-    output = await c.compress(messages, options, { clock });
+    const toin = c.toin?.();
+    const inputs = [c.compress, c.config, c.memo, model, outputReserve, toin];
+    const known = outputs.get(messages);
+    if (known && sameInputs(known.inputs, inputs)) output = known.output;
+    else {
+      const options = engineOptionsFor(c.config, model, c.memo, outputReserve);
+      if (toin) options.toin = toin;
+      const clock = c.now ?? Date.now;
+      if (c.config.engineTimeout > 0) options.deadline = clock() + c.config.engineTimeout;
+      output = await c.compress(messages, options, { clock });
+      outputs.set(messages, { inputs, output });
+    }
   } catch (err) {
     if (isSvcError(err) && err.code === 'SVC_ENGINE_TIMEOUT') throw err;
     throw new SvcError('SVC_COMPRESSION_FAILED', `compression failed: ${(err as Error)?.message ?? err}`, {

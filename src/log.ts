@@ -8,6 +8,11 @@ export interface Logger {
   warn(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   debug(message: string, fields?: Record<string, unknown>): void;
+  /**
+   * False when lines of `level` are dropped: a caller on the request path
+   * then need not build them. Absent: assume they are printed.
+   */
+  enabled?(level: LogLevel): boolean;
 }
 
 export interface LoggerOptions {
@@ -30,8 +35,9 @@ export function createLogger(options: LoggerOptions): Logger {
     warn: (m, f) => emit('warn', m, f),
     info: (m, f) => emit('info', m, f),
     debug: (m, f) => emit('debug', m, f),
+    enabled: (level) => RANK[level] <= max,
   };
 }
 
 /** A logger that drops everything (tests, library use). */
-export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, enabled: () => false };

@@ -58,6 +58,14 @@ export function formatForPath(path: string): ProviderFormat | undefined {
 }
 
 /**
+ * The read of each parsed body object. Parsed bodies are never modified, nor
+ * are their reads: the proxy's body parser gives the same object for the
+ * same body sent again, which then reads as the very same chat messages (the
+ * system prompt's included), and every memo after it hits by identity.
+ */
+const parsedBodies = new WeakMap<object, ParsedRequest>();
+
+/**
  * Reads a provider request body into the engine's model. Throws SvcError
  * (SVC_BAD_INPUT) naming the field when the body is not that format.
  *
@@ -68,8 +76,10 @@ export function formatForPath(path: string): ProviderFormat | undefined {
  */
 export function parseRequest(format: ProviderFormat, body: unknown): ParsedRequest {
   if (!isObject(body)) badBody('body', 'must be a JSON object');
+  const known = parsedBodies.get(body);
+  if (known?.format === format.name) return known;
   const { messages, origins } = format.toChat(body);
-  return {
+  const parsed: ParsedRequest = {
     format: format.name,
     model: typeof body.model === 'string' ? body.model : undefined,
     stream: body.stream === true,
@@ -80,6 +90,8 @@ export function parseRequest(format: ProviderFormat, body: unknown): ParsedReque
     origins,
     body,
   };
+  parsedBodies.set(body, parsed);
+  return parsed;
 }
 
 /** Where a body shows it is in one format (`ProviderFormat.signal`). */

@@ -29,19 +29,25 @@ function headerValue(value: string | string[] | undefined): string | undefined {
  * @example credentialOf({ 'api-key': 'k1' }, '?x=1') // 'k1'
  */
 export function credentialOf(headers: IncomingHttpHeaders, search?: string | null): string | undefined {
-  const found = new Set<string>();
+  // one credential, the common case: itself (no set, no sort: this runs on every request)
+  let one: string | undefined;
+  let more: string[] | undefined;
+  const add = (v: string) => {
+    if (one === undefined) one = v;
+    else (more ??= [one]).push(v);
+  };
   const auth = headerValue(headers.authorization);
   if (auth) {
     const bearer = /^Bearer\s+(.+)$/i.exec(auth);
-    found.add(bearer ? bearer[1]!.trim() : auth);
+    add(bearer ? bearer[1]!.trim() : auth);
   }
   for (const name of KEY_HEADERS) {
     const v = headerValue(headers[name]);
-    if (v) found.add(v);
+    if (v) add(v);
   }
   if (search && search.length > 1) {
-    for (const v of new URLSearchParams(search).getAll('key')) if (v.trim()) found.add(v.trim());
+    for (const v of new URLSearchParams(search).getAll('key')) if (v.trim()) add(v.trim());
   }
-  if (found.size === 0) return undefined;
-  return [...found].sort().join('\n');
+  if (!more) return one;
+  return [...new Set(more)].sort().join('\n');
 }

@@ -33,9 +33,15 @@ export interface ParsedBody {
 /** One earlier body: its text and what parsing it found. */
 interface Snapshot {
   text: string;
+  /** The parse of `text` (never modified: the same body again gets this very object). */
+  value: Record<string, unknown>;
   /** Members before `messages`, in order. */
   head: Array<[string, unknown]>;
   messages: unknown[];
+  /** Where the messages array ends in `text` (after its `]`). */
+  close: number;
+  /** The members after `messages`, in order (a later body whose text after its messages is the same reuses them). */
+  tail: Array<[string, unknown]>;
   /** Span of each message in `text`. */
   spans: Span[];
   /**
@@ -95,14 +101,19 @@ function laidOut(entry: Entry): Snapshot | undefined {
   const spans = arrayMemberSpans(text, value, MESSAGES, { text, found });
   if (!spans || spans.items.length === 0) return undefined;
   const head: Array<[string, unknown]> = [];
+  const tail: Array<[string, unknown]> = [];
+  let seen = false;
   for (const k of spans.members.keys()) {
-    if (k === MESSAGES) break;
-    head.push([k, value[k]]);
+    if (k === MESSAGES) seen = true;
+    else (seen ? tail : head).push([k, value[k]]);
   }
   const snapshot: Snapshot = {
     text,
+    value,
     head,
     messages: value[MESSAGES] as unknown[],
+    close: spans.members.get(MESSAGES)!.end,
+    tail,
     spans: spans.items,
     found,
   };
@@ -152,6 +163,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export class PrefixParser {
   private readonly groups: LRUCache<string, Entry[]>;
+  /** Group keys of bodies `knownBytes` gave, so `parseBytes` does not look for them again. */
+  private readonly keys = new WeakMap<Buffer, string>();
 
   constructor(maxBytes = 32 * 1024 * 1024) {
     this.groups = new LRUCache<string, Entry[]>({
@@ -178,30 +191,27 @@ export class PrefixParser {
    * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
    */
   parseBytes(raw: Buffer): ParsedBody & { text: string } {
-    const key = bytesGroupKey(raw);
+    const key = this.keys.get(raw) ?? bytesGroupKey(raw);
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
       for (const [g, earlier] of snapshots(group)) {
-        const kept = earlier.bytes ? sharedBytes(raw, earlier.bytes) : 0;
+        const before = earlier.bytes;
+        if (!before) continue;
+        // The same body again (the very bytes `knownBytes` gave, or equal ones): the same parse.
+        if (raw === before.raw || (raw.length === before.raw.length && raw.equals(before.raw)))
+          return this.again(group, g, earlier);
+        const kept = sharedBytes(raw, before);
         if (kept === 0) continue;
-        const before = earlier.bytes!;
         const cut = before.ends[kept - 1]!;
         const rest = raw.subarray(cut);
-        // The same body again: its text is the earlier text (no new string to build and flatten).
-        const same =
-          kept === before.ends.length &&
-          raw.length === before.raw.length &&
-          raw.compare(before.raw, cut, raw.length, cut, raw.length) === 0;
         // Only valid UTF-8 decodes piecewise exactly as it does whole.
-        if (!same && !isUtf8(rest)) break;
-        const text = same
-          ? earlier.text
-          : earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
+        if (!isUtf8(rest)) break;
+        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
         const parsed = continueParse(text, earlier, kept);
         if (!parsed) continue;
         parsed.snapshot.bytes = {
           raw,
-          ends: byteEnds(text, parsed.snapshot.spans, earlier.bytes!.ends, kept),
+          ends: byteEnds(text, parsed.snapshot.spans, before.ends, kept),
         };
         group.splice(g, 1);
         this.remember(key, group, parsed.snapshot);
@@ -212,10 +222,45 @@ export class PrefixParser {
     return { ...this.parseText(text, key === undefined ? groupKey(text) : key, raw), text };
   }
 
+  /**
+   * The bytes of a body kept here that are equal to `chunks` (a body as it
+   * arrived, `size` bytes in all), compared piece by piece: a body sent again
+   * is then held, parsed and forwarded as those bytes, never joined into a
+   * copy of its own (`readBody`). Undefined when no kept body is the same
+   * (or the first piece does not hold the body's group key).
+   */
+  knownBytes(chunks: readonly Buffer[], size: number): Buffer | undefined {
+    const first = chunks[0];
+    if (!first) return undefined;
+    // a key found in the first piece is the key of the whole body (it ends with the first message)
+    const key = bytesGroupKey(first);
+    const group = key === undefined ? undefined : this.groups.peek(key);
+    if (!group) return undefined;
+    for (const entry of group) {
+      const raw = 'unlaid' in entry ? entry.raw : entry.bytes?.raw;
+      if (raw?.length !== size) continue;
+      let at = 0;
+      for (const chunk of chunks) {
+        if (chunk.compare(raw, at, at + chunk.length) !== 0) break;
+        at += chunk.length;
+      }
+      if (at === size) {
+        this.keys.set(raw, key!);
+        return raw;
+      }
+    }
+    return undefined;
+  }
+
   private parseText(text: string, key: string | undefined, raw: Buffer | undefined): ParsedBody {
     if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
     const group = this.groups.get(key) ?? [];
     for (const [g, earlier] of snapshots(group)) {
+      // (with `raw`, parseBytes has compared the bytes already)
+      if (raw === undefined && text === earlier.text) {
+        const { text: _, ...body } = this.again(group, g, earlier);
+        return body;
+      }
       const kept = sharedMessages(text, earlier);
       if (kept === 0) continue;
       const parsed = continueParse(text, earlier, kept);
@@ -240,6 +285,21 @@ export class PrefixParser {
     if (Array.isArray(messages) && messages.length > 0)
       this.remember(key, group, { unlaid: true, text, value, raw, found: hints.found });
     return { value, hints, reused: 0 };
+  }
+
+  /**
+   * The parse of a body that is byte for byte the earlier one's (a retry, a
+   * sub-agent re-sending its context): the very same value, nothing parsed
+   * or decoded; the earlier body becomes the most recent of its group (its
+   * estimated size does not change).
+   */
+  private again(group: Entry[], g: number, earlier: Snapshot): ParsedBody & { text: string } {
+    if (g > 0) {
+      group.splice(g, 1);
+      group.unshift(earlier);
+    }
+    const { text, value, found } = earlier;
+    return { value, hints: { text, found }, reused: earlier.messages.length, text };
   }
 
   private remember(key: string, group: Entry[], snapshot: Entry): void {
@@ -365,6 +425,8 @@ function continueParse(
   earlier: Snapshot,
   kept: number,
 ): { body: ParsedBody; snapshot: Snapshot } | undefined {
+  // A `__proto__` member would become the prototype of the object built here: leave those bodies to JSON.parse.
+  if (earlier.head.some(isProto) || earlier.tail.some(isProto)) return undefined;
   const spans = earlier.spans.slice(0, kept);
   let i = skipWs(text, spans[kept - 1]!.end);
   try {
@@ -381,23 +443,15 @@ function continueParse(
   if (text.charCodeAt(i) !== 0x5d) return undefined;
   const close = i + 1;
   let added: unknown[] = [];
-  let tail: Record<string, unknown> = {};
+  let tail: Array<[string, unknown]>;
   try {
     if (spans.length > kept)
       added = JSON.parse(`[${text.slice(spans[kept]!.start, spans.at(-1)!.end)}]`) as unknown[];
-    const after = skipWs(text, close);
-    if (text.charCodeAt(after) === 0x2c)
-      tail = JSON.parse(`{${text.slice(after + 1)}`) as Record<string, unknown>;
-    else if (text.charCodeAt(after) !== 0x7d || text.slice(after + 1).trim() !== '') return undefined;
+    tail = sameTail(text, close, earlier) ? earlier.tail : parseTail(text, close, earlier);
   } catch {
     return undefined;
   }
-  if (added.length !== spans.length - kept) return undefined;
-  // A key after `messages` that also comes before it (or is `messages`, or `__proto__`) would need
-  // JSON.parse's own rules for duplicates: leave those bodies to it.
-  for (const k of Object.keys(tail))
-    if (k === MESSAGES || k === '__proto__' || earlier.head.some(([h]) => h === k)) return undefined;
-  if (earlier.head.some(([h]) => h === '__proto__')) return undefined;
+  if (tail === NOT_A_BODY || added.length !== spans.length - kept) return undefined;
   const messages =
     kept === earlier.messages.length && added.length === 0
       ? earlier.messages
@@ -405,7 +459,7 @@ function continueParse(
   const value: Record<string, unknown> = {};
   for (const [k, v] of earlier.head) value[k] = v;
   value[MESSAGES] = messages;
-  for (const k of Object.keys(tail)) value[k] = tail[k];
+  for (const [k, v] of tail) value[k] = v;
   const { found } = earlier;
   found.set(messages, {
     list: spans.map((s, k) => ({ start: s.start, end: s.end, value: messages[k] })),
@@ -413,6 +467,45 @@ function continueParse(
   });
   return {
     body: { value, hints: { text, found }, reused: kept },
-    snapshot: { text, head: earlier.head, messages, spans, found },
+    snapshot: { text, value, head: earlier.head, messages, close, tail, spans, found },
   };
+}
+
+function isProto([key]: [string, unknown]): boolean {
+  return key === '__proto__';
+}
+
+/** `parseTail`'s answer for a text that does not go on as a body can. */
+const NOT_A_BODY: Array<[string, unknown]> = [];
+
+/**
+ * True when `text` goes on after its messages array (ending at `close`) as
+ * the earlier body's did, character for character and at the same place:
+ * then its members after `messages` are the earlier ones. (At another place,
+ * after messages added, they are parsed again: the spans found in them, kept
+ * with their objects for the splicer, hold for the earlier place only.)
+ */
+function sameTail(text: string, close: number, earlier: Snapshot): boolean {
+  if (close !== earlier.close) return false;
+  return text === earlier.text || text.slice(close) === earlier.text.slice(close);
+}
+
+/**
+ * The members after the messages array (ending at `close`), in order;
+ * `NOT_A_BODY` when the text does not end the object there, or when a key
+ * would need `JSON.parse`'s own rules for duplicates (it comes before
+ * `messages` too, or is `messages` or `__proto__`). Throws on invalid JSON.
+ */
+function parseTail(text: string, close: number, earlier: Snapshot): Array<[string, unknown]> {
+  const after = skipWs(text, close);
+  if (text.charCodeAt(after) !== 0x2c) {
+    return text.charCodeAt(after) === 0x7d && text.slice(after + 1).trim() === '' ? [] : NOT_A_BODY;
+  }
+  const members = JSON.parse(`{${text.slice(after + 1)}`) as Record<string, unknown>;
+  const tail: Array<[string, unknown]> = [];
+  for (const k of Object.keys(members)) {
+    if (k === MESSAGES || k === '__proto__' || earlier.head.some(([h]) => h === k)) return NOT_A_BODY;
+    tail.push([k, members[k]]);
+  }
+  return tail;
 }

@@ -206,26 +206,33 @@ async function settle(ex: ProxyExchange): Promise<void> {
  */
 export const accountingStage: ProxyStage = {
   name: 'accounting',
-  async run(ex, next) {
-    if (!ex.format) return next();
-    // Every upstream call after the first is a continuation svc sent for this request (retrieval loop).
-    const call = ex.callUpstream;
-    let calls = 0;
-    ex.callUpstream = (body, encoding) => {
-      calls += 1;
-      if (calls > 1 && Buffer.isBuffer(body)) continuationSent(ex, calls - 1, body);
-      return call(body, encoding);
-    };
-    try {
-      await next();
-    } finally {
-      ex.onFinish.push(async (done) => {
-        try {
-          await settle(done);
-        } catch (err) {
-          done.ctx.logger.error('request accounting failed', { error: String(err) });
-        }
-      });
-    }
+  run(ex, next) {
+    // Nothing to account: no parse to shape (--no-optimize, a bypass, a body not of the format),
+    // so no retrieval rounds either, and no --observe projection.
+    if (!ex.format || (!ex.parsed && !ex.large && !ex.ctx.config.observe)) return next();
+    return account(ex, next);
   },
 };
+
+/** Counts the continuations of `ex` while the later stages run; settles it once they are done. */
+async function account(ex: ProxyExchange, next: () => Promise<void>): Promise<void> {
+  // Every upstream call after the first is a continuation svc sent for this request (retrieval loop).
+  const call = ex.callUpstream;
+  let calls = 0;
+  ex.callUpstream = (body, encoding) => {
+    calls += 1;
+    if (calls > 1 && Buffer.isBuffer(body)) continuationSent(ex, calls - 1, body);
+    return call(body, encoding);
+  };
+  try {
+    await next();
+  } finally {
+    ex.onFinish.push(async (done) => {
+      try {
+        await settle(done);
+      } catch (err) {
+        done.ctx.logger.error('request accounting failed', { error: String(err) });
+      }
+    });
+  }
+}

@@ -18,6 +18,7 @@ import { VERSION } from '../version.js';
 import { withProjectPrefix } from './attribution.js';
 import { withCanonicalPaths } from './canonical-path.js';
 import type { RoutePlugin, ServerContext } from './context.js';
+import { withExactPosts } from './exact-posts.js';
 
 export type { RoutePlugin } from './context.js';
 
@@ -141,8 +142,9 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       sendError(res, DEFAULT_FORMAT, 404, 'not_found', `no route for ${req.method} ${req.path}`);
     },
   });
-  // `/p/NAME/v1/...` is attributed to project NAME and routed as `/v1/...` (issue 18, item 7).
-  app.handler = withProjectPrefix(withCanonicalPaths(app.handler));
+  // `/p/NAME/v1/...` is attributed to project NAME and routed as `/v1/...` (issue 18, item 7);
+  // the proxied paths themselves skip polka's router (`withExactPosts`).
+  app.handler = withProjectPrefix(withCanonicalPaths(withExactPosts(app, app.handler)));
   try {
     if (config.mlcompress) {
       // Loaded before listening: with --mlcompress, ready means the model is loaded (spec 1.8).

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Polka } from 'polka';
@@ -5,7 +6,7 @@ import type { CcrStore } from '../ccr/store.js';
 import type { CompressFn, Compression } from '../compression.js';
 import type { Config } from '../config/options.js';
 import type { ContentMemo, EngineOutput } from '../engine/types.js';
-import type { RequestFinishedEvent, SvcEventBus } from '../events.js';
+import type { ReportedUsage, RequestFinishedEvent, SvcEventBus } from '../events.js';
 import type { ParsedRequest, ProviderFormat } from '../formats/index.js';
 import type { Guards } from '../guards/index.js';
 import type { PrefixParser } from '../json/prefix-parse.js';
@@ -97,6 +98,12 @@ export interface UpstreamResponse {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
+  /**
+   * The usage in `body`, when a stage read the whole answer already (the
+   * retrieval loop): `relay` then does not read it again. Undefined: not read
+   * (or the answer reports none; `relay` reads it then).
+   */
+  usage?: ReportedUsage | undefined;
 }
 
 /**
@@ -147,7 +154,7 @@ export interface ProxyExchange {
   /** `content-encoding` of `outBody`; undefined for identity. */
   outEncoding: string | undefined;
   /** Aborted when the client goes away; cancels the upstream call. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** Calls the upstream with a body (used by `forward`, and by stages that need extra calls). */
   callUpstream(body: Buffer | Readable, encoding?: string | undefined): Promise<UpstreamResponse>;
   /** The response being relayed, once `forward` has it. */
@@ -171,6 +178,12 @@ export interface ProxyExchange {
   spliced: SplicedText | undefined;
   /** Set by the guards on a cache miss: where `cache-record` stores the answer. */
   cachePlan: CachePlan | undefined;
+  /**
+   * The response cache's outcome (`HIT`, `MISS`, `BYPASS`), set by the guards:
+   * the `x-service-cache` header of the answer (added with the relayed headers,
+   * so they are written in one go; an error answer sets it too).
+   */
+  cacheOutcome?: string | undefined;
   /** Set by `retrieval-tool` when it offered the tool: what the retrieval loop continues. */
   retrieval: RetrievalState | undefined;
 }
@@ -210,13 +223,22 @@ export interface ProxyRunner {
   run(ex: ProxyExchange): Promise<void>;
 }
 
+/**
+ * What cancels a request's upstream calls: an event emitter that emits
+ * `abort` once and then reads `aborted` true, which undici takes as a
+ * `signal` (`RequestCancel` in proxy/upstream.ts).
+ */
+export interface CancelSignal extends EventEmitter {
+  readonly aborted: boolean;
+}
+
 /** One upstream request: where, how, and the signal that cancels it. */
 export interface UpstreamCall {
   url: string;
   method: string;
   headers: string[];
   body: Buffer | Readable | undefined;
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 /** Calls upstreams through one undici Agent (keep-alive pools per origin, svc's timeouts). */

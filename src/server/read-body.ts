@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { SvcError } from '../errors.js';
+import { noteBodyRead } from './body-gc.js';
 
 /** A request body as received, and decoded when it was sent compressed. */
 export interface RequestBody {
@@ -41,16 +42,68 @@ function sharedCopy(chunks: readonly Buffer[], size: number): Buffer {
 }
 
 /**
+ * The chunks of a request body, read with stream events (an async iterator
+ * costs several microseconds more per request). Rejects as iterating the
+ * request does: with its error, or a premature close; above `maxBytes` the
+ * request is destroyed (as leaving the iteration does) and 413 thrown. A
+ * body of declared length bound for shared memory is copied into `shared`
+ * as it arrives (chunks past its length are kept, to be reported).
+ */
+function collect(
+  req: IncomingMessage,
+  maxBytes: number,
+  shared: Buffer | undefined,
+): Promise<{ chunks: Buffer[]; size: number }> {
+  return new Promise((resolve, reject) => {
+    // Dropped once settled: the listeners stay on the request (removing them costs more than the
+    // close that comes after its end), and must not keep its chunks alive with it.
+    let chunks: Buffer[] | undefined = [];
+    let size = 0;
+    const premature = () =>
+      Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    if (req.readableEnded) return resolve({ chunks, size });
+    if (req.destroyed) return reject(req.errored ?? premature());
+    const settle = (err?: Error) => {
+      const got = chunks;
+      if (!got) return;
+      chunks = undefined;
+      if (err) reject(err);
+      else resolve({ chunks: got, size });
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (!chunks) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        settle(tooLarge(maxBytes));
+        req.destroy();
+      } else if (shared && size <= shared.length) chunk.copy(shared, size - chunk.length);
+      else chunks.push(chunk);
+    });
+    req.on('end', () => settle());
+    req.on('error', (err: Error) => settle(err));
+    req.on('close', () => settle(premature()));
+  });
+}
+
+/**
+ * Bytes already in memory that equal a body which arrived in `chunks`
+ * (`size` bytes in all), or undefined (`PrefixParser.knownBytes`).
+ */
+export type KnownBytes = (chunks: readonly Buffer[], size: number) => Buffer | undefined;
+
+/**
  * Reads a request body up to `maxBytes` (raw and decoded), decoding gzip,
  * deflate and br. Throws SVC_PAYLOAD_TOO_LARGE (413) above the limit, before
  * reading when `content-length` already says so, and SVC_BAD_REQUEST for a body
  * that does not decode. A body (decoded) of `sharedFrom` bytes or more is
- * held in shared memory (see `sharedCopy`).
+ * held in shared memory (see `sharedCopy`). A body sent unencoded in several
+ * pieces that `known` finds in memory is those bytes (not joined into a copy).
  */
 export async function readBody(
   req: IncomingMessage,
   maxBytes: number,
   sharedFrom = Number.POSITIVE_INFINITY,
+  known?: KnownBytes,
 ): Promise<RequestBody> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
@@ -63,14 +116,8 @@ export async function readBody(
     identity && Number.isFinite(declared) && declared >= sharedFrom
       ? Buffer.from(new SharedArrayBuffer(declared))
       : undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    if (shared && size <= shared.length) chunk.copy(shared, size - chunk.length);
-    else chunks.push(chunk);
-  }
+  const { chunks, size } = await collect(req, maxBytes, shared);
+  noteBodyRead(size);
   if (shared && size !== shared.length)
     throw new SvcError('SVC_BAD_REQUEST', 'request body shorter or longer than its content-length');
   const raw = shared
@@ -79,7 +126,7 @@ export async function readBody(
       ? sharedCopy(chunks, size)
       : chunks.length === 1
         ? chunks[0]!
-        : Buffer.concat(chunks, size);
+        : ((identity ? known?.(chunks, size) : undefined) ?? Buffer.concat(chunks, size));
   if (identity) return { raw, encoding: undefined, decoded: raw };
   const decode = DECODERS[encoding];
   if (!decode) return { raw, encoding, decoded: undefined };

@@ -22,6 +22,8 @@ export const BREAKDOWN_MAX_VALUES = 100;
 export const METRICS_MAX_VALUES = 20;
 /** The value that collects everything past a cap. */
 export const OTHER = 'other';
+/** Attributions whose rows `Breakdown.apply` keeps at hand. */
+const ROWS_OF_MAX = 1000;
 
 /** One value's counters (the same denominators as the `/stats` totals). */
 export interface BreakdownRow {
@@ -57,10 +59,20 @@ export type Attribution = Record<Dimension, string>;
 
 const roundUsd = (n: number) => Math.round(n * 1e10) / 1e10;
 
+/** Models as attributed, by the name clients sent (bounded: names come from clients). */
+const attributed = new Map<string, string>();
+const ATTRIBUTED_MAX = 1000;
+
 /** A model as attributed: the client's name, normalized as pricing normalizes it (`unknown` when none was sent). */
 export function attributedModel(model: string | undefined): string {
-  const name = model ? normalizeModel(model).slice(0, 100) : '';
-  return name === '' ? 'unknown' : name;
+  if (!model) return 'unknown';
+  let name = attributed.get(model);
+  if (name === undefined) {
+    name = normalizeModel(model).slice(0, 100) || 'unknown';
+    if (attributed.size >= ATTRIBUTED_MAX) attributed.clear();
+    attributed.set(model, name);
+  }
+  return name;
 }
 
 /** The attribution of a finished request (`default` project, `other` client, `none` key when absent). */
@@ -129,6 +141,8 @@ class BoundedRows {
 export class Breakdown {
   private readonly live = new Map<Dimension, BoundedRows>();
   private readonly labelled = new Map<Dimension, BoundedRows>();
+  /** The rows of each attribution seen (project, model, client and key), as `apply` counts into them. */
+  private readonly rowsOf = new Map<string, BreakdownRow[]>();
 
   constructor(
     private readonly maxValues = BREAKDOWN_MAX_VALUES,
@@ -140,13 +154,24 @@ export class Breakdown {
     }
   }
 
-  /** Counts one finished, priced request under each dimension. */
+  /**
+   * Counts one finished, priced request under each dimension. The rows an
+   * attribution counts into never change once found (a value keeps its row,
+   * or `other`'s), so they are looked up once per attribution.
+   */
   apply(event: RequestFinishedEvent, cost: RequestCost): void {
-    const attribution = attributionOf(event);
-    for (const d of DIMENSIONS) {
-      addTo(this.live.get(d)!.rowOf(attribution[d]).row, event, cost);
-      addTo(this.labelled.get(d)!.rowOf(attribution[d]).row, event, cost);
+    const a = attributionOf(event);
+    const key = `${a.project}\n${a.model}\n${a.client}\n${a.key}`;
+    let rows = this.rowsOf.get(key);
+    if (!rows) {
+      rows = [];
+      for (const d of DIMENSIONS)
+        rows.push(this.live.get(d)!.rowOf(a[d]).row, this.labelled.get(d)!.rowOf(a[d]).row);
+      // bounded: attributions come from clients
+      if (this.rowsOf.size >= ROWS_OF_MAX) this.rowsOf.clear();
+      this.rowsOf.set(key, rows);
     }
+    for (const row of rows) addTo(row, event, cost);
   }
 
   /** `/stats` `breakdown`: a copy, each dimension's values by requests (most first). */

@@ -34,16 +34,32 @@ interface Remembered {
   time: number;
 }
 
+/** Keys computed for each `first` array (a request shape's, the same for the same request sent again). */
+const keysOf = new WeakMap<number[], Map<string, string>>();
+
 /** Identity of a conversation: the client's key hash, the model, and its first segments (system, first message). */
 export function conversationKey(
   keyHash: string | undefined,
   model: string | undefined,
   first: number[],
 ): string {
-  return createHash('sha1')
-    .update(`${keyHash ?? ''}\n${model ?? ''}\n${first.join('\n')}`)
-    .digest('base64')
-    .slice(0, 22);
+  const client = `${keyHash ?? ''}\n${model ?? ''}`;
+  let known = keysOf.get(first);
+  let key = known?.get(client);
+  if (key === undefined) {
+    key = createHash('sha1')
+      .update(`${client}\n${first.join('\n')}`)
+      .digest('base64')
+      .slice(0, 22);
+    if (!known) {
+      known = new Map();
+      keysOf.set(first, known);
+    }
+    // a handful of clients per conversation
+    if (known.size >= 16) known.clear();
+    known.set(client, key);
+  }
+  return key;
 }
 
 /** Tokens of the longest common run of leading segments of two prefixes. */
@@ -55,6 +71,19 @@ export function commonPrefixTokens(
   let i = 0;
   while (i < n && prev.hashes[i] === next.hashes[i]) i += 1;
   return i === 0 ? 0 : (next.cumulative[i - 1] ?? 0);
+}
+
+/** The first `n` numbers of `values`, packed (a typed array copies a plain array of numbers at once). */
+function packed(values: number[], n: number): Float64Array {
+  return new Float64Array(values.length > n ? values.slice(0, n) : values);
+}
+
+/** True when `prev` holds exactly the first `n` segments of `shape` (hashes and counts). */
+function sameSegments(prev: Remembered, shape: PrefixShape, n: number): boolean {
+  if (prev.hashes.length !== n) return false;
+  for (let i = 0; i < n; i++)
+    if (prev.hashes[i] !== shape.hashes[i] || prev.cumulative[i] !== shape.cumulative[i]) return false;
+  return true;
 }
 
 /**
@@ -85,9 +114,11 @@ export class ConversationPrefixes {
       this.segments -= prev.hashes.length;
     }
     const n = Math.min(shape.hashes.length, MAX_SEGMENTS);
+    // the same prefix again (a request sent again): its packed copy as it is
+    const again = prev && sameSegments(prev, shape, n);
     this.seen.set(key, {
-      hashes: Float64Array.from(shape.hashes.slice(0, n)),
-      cumulative: Float64Array.from(shape.cumulative.slice(0, n)),
+      hashes: again ? prev.hashes : packed(shape.hashes, n),
+      cumulative: again ? prev.cumulative : packed(shape.cumulative, n),
       time: now,
     });
     this.segments += n;

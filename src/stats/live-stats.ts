@@ -125,7 +125,8 @@ export class LiveStats {
       unpriced_requests: 0,
     },
   };
-  private readonly history: Checkpoint[] = [];
+  /** Session savings points, their time in ms (an ISO string is made when they are read). */
+  private readonly history: Array<{ time: number; saved: number; usd: number }> = [];
 
   /** Counts one finished request, priced by the caller. */
   apply(event: RequestFinishedEvent, cost: RequestCost): void {
@@ -179,17 +180,14 @@ export class LiveStats {
   }
 
   private checkpoint(now: number): void {
-    const point: Checkpoint = {
-      timestamp: new Date(now).toISOString(),
-      total_tokens_saved: this.t.tokens.saved,
-      compression_savings_usd: this.t.cost.total_savings_usd,
-    };
+    const saved = this.t.tokens.saved;
+    const usd = this.t.cost.total_savings_usd;
     const last = this.history.at(-1);
-    if (last && Math.floor(Date.parse(last.timestamp) / 60_000) >= Math.floor(now / 60_000)) {
-      last.total_tokens_saved = point.total_tokens_saved;
-      last.compression_savings_usd = point.compression_savings_usd;
-      if (point.timestamp > last.timestamp) last.timestamp = point.timestamp;
-    } else this.history.push(point);
+    if (last && Math.floor(last.time / 60_000) >= Math.floor(now / 60_000)) {
+      last.saved = saved;
+      last.usd = usd;
+      if (now > last.time) last.time = now;
+    } else this.history.push({ time: now, saved, usd });
     if (this.history.length > SESSION_HISTORY_MAX) this.history.shift();
   }
 
@@ -200,7 +198,11 @@ export class LiveStats {
 
   /** Session savings points: cumulative session totals, at most one per minute, last 120. */
   sessionHistory(): Checkpoint[] {
-    return this.history.map((p) => ({ ...p }));
+    return this.history.map((p) => ({
+      timestamp: new Date(p.time).toISOString(),
+      total_tokens_saved: p.saved,
+      compression_savings_usd: p.usd,
+    }));
   }
 
   /** The `/health` stats block. */

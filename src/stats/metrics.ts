@@ -4,6 +4,8 @@ import { countsAsSaving, type RequestCost } from './cost.js';
 
 /** Buckets of `service_compression_ratio` (tokens after / tokens before). */
 export const RATIO_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
+/** Observations a histogram holds back before they go in at once (bounds the memory they take). */
+const PENDING_OBSERVATIONS = 256;
 /** Buckets of `service_latency_seconds`. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -38,105 +40,138 @@ export interface SvcMetrics {
 export function createMetrics(options: MetricsOptions): SvcMetrics {
   const registry = new Registry();
   const registers = [registry];
-  const requests = new Counter({
-    name: 'service_requests_total',
-    help: 'Requests handled, by mode',
-    labelNames: ['mode'] as const,
-    registers,
-  });
-  const byModel = new Counter({
-    name: 'service_model_requests_total',
-    help: 'Requests by model (pricing-table key, or other)',
-    labelNames: ['model'] as const,
-    registers,
-  });
-  const failed = new Counter({
-    name: 'service_requests_failed_total',
-    help: 'Requests answered with status >= 400 (rate-limited excluded)',
-    registers,
-  });
-  const limited = new Counter({
-    name: 'service_requests_rate_limited_total',
-    help: 'Requests refused by the rate limiter',
-    registers,
-  });
-  const compressionFailed = new Counter({
-    name: 'service_compression_failures_total',
-    help: 'Compressions that threw (original forwarded)',
-    registers,
-  });
-  const saved = new Counter({
-    name: 'service_tokens_saved_total',
-    help: 'Input tokens removed by compression',
-    registers,
-  });
-  const input = new Counter({
-    name: 'service_tokens_input_total',
-    help: 'Input tokens clients sent (counted before compression)',
-    registers,
-  });
-  const output = new Counter({
-    name: 'service_tokens_output_total',
-    help: 'Output tokens the upstream reported',
-    registers,
-  });
-  const cost = new Counter({
-    name: 'service_cost_usd_total',
-    help: 'USD billed by upstreams (known models only)',
-    registers,
-  });
-  const savingsUsd = new Counter({
-    name: 'service_savings_usd_total',
-    help: 'USD saved by compression (known models only)',
-    registers,
-  });
-  const added = new Counter({
-    name: 'service_tokens_added_total',
-    help: 'Tokens svc added to forwarded requests (its svc_retrieve definition)',
-    registers,
-  });
-  const rounds = new Counter({
-    name: 'service_retrieval_rounds_total',
-    help: 'Retrieval continuations svc sent upstream (answering svc_retrieve)',
-    registers,
-  });
-  const roundTokens = new Counter({
-    name: 'service_retrieval_tokens_total',
-    help: 'Tokens of the retrieval continuations svc sent upstream (taken off the savings of their requests)',
-    registers,
-  });
-  const cacheAware = new Gauge({
-    name: 'service_cache_aware_savings_usd',
-    help: 'Cache-aware USD saved since start: estimate without svc less billed cost (negative when svc cost more)',
-    registers,
-  });
-  const projectedSaved = new Counter({
-    name: 'service_projected_tokens_saved_total',
-    help: 'Observe mode: tokens compression would have removed (not removed)',
-    registers,
-  });
-  const projectedUsd = new Gauge({
-    name: 'service_projected_savings_usd',
-    help: 'Observe mode: cache-aware USD compression would have saved since start',
-    registers,
-  });
-  const latencySum = new Counter({
-    name: 'service_latency_ms_sum',
-    help: 'Sum of request latencies in milliseconds',
-    registers,
-  });
-  const ratio = new Histogram({
+  // The request path only adds to these; prom-client reads them at each scrape (its `inc`
+  // hashes the labels and validates the value on every call).
+  const byMode = new Map<string, number>();
+  const byModelKey = new Map<string, number>();
+  const totals = {
+    failed: 0,
+    limited: 0,
+    compressionFailed: 0,
+    saved: 0,
+    input: 0,
+    output: 0,
+    cost: 0,
+    savingsUsd: 0,
+    added: 0,
+    rounds: 0,
+    roundTokens: 0,
+    cacheAware: 0,
+    projectedSaved: 0,
+    projectedUsd: 0,
+    latencySum: 0,
+  };
+  type Total = keyof typeof totals;
+  const counter = (name: string, help: string, total: Total) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(totals[total]);
+      },
+    });
+  const labelled = (name: string, help: string, label: string, counts: Map<string, number>) =>
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers,
+      collect() {
+        this.reset();
+        for (const [value, n] of counts) this.inc({ [label]: value }, n);
+      },
+    });
+  const gauge = (name: string, help: string, total: Total) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(totals[total]);
+      },
+    });
+  labelled('service_requests_total', 'Requests handled, by mode', 'mode', byMode);
+  labelled(
+    'service_model_requests_total',
+    'Requests by model (pricing-table key, or other)',
+    'model',
+    byModelKey,
+  );
+  counter(
+    'service_requests_failed_total',
+    'Requests answered with status >= 400 (rate-limited excluded)',
+    'failed',
+  );
+  counter('service_requests_rate_limited_total', 'Requests refused by the rate limiter', 'limited');
+  counter(
+    'service_compression_failures_total',
+    'Compressions that threw (original forwarded)',
+    'compressionFailed',
+  );
+  counter('service_tokens_saved_total', 'Input tokens removed by compression', 'saved');
+  counter('service_tokens_input_total', 'Input tokens clients sent (counted before compression)', 'input');
+  counter('service_tokens_output_total', 'Output tokens the upstream reported', 'output');
+  counter('service_cost_usd_total', 'USD billed by upstreams (known models only)', 'cost');
+  counter('service_savings_usd_total', 'USD saved by compression (known models only)', 'savingsUsd');
+  counter(
+    'service_tokens_added_total',
+    'Tokens svc added to forwarded requests (its svc_retrieve definition)',
+    'added',
+  );
+  counter(
+    'service_retrieval_rounds_total',
+    'Retrieval continuations svc sent upstream (answering svc_retrieve)',
+    'rounds',
+  );
+  counter(
+    'service_retrieval_tokens_total',
+    'Tokens of the retrieval continuations svc sent upstream (taken off the savings of their requests)',
+    'roundTokens',
+  );
+  gauge(
+    'service_cache_aware_savings_usd',
+    'Cache-aware USD saved since start: estimate without svc less billed cost (negative when svc cost more)',
+    'cacheAware',
+  );
+  counter(
+    'service_projected_tokens_saved_total',
+    'Observe mode: tokens compression would have removed (not removed)',
+    'projectedSaved',
+  );
+  gauge(
+    'service_projected_savings_usd',
+    'Observe mode: cache-aware USD compression would have saved since start',
+    'projectedUsd',
+  );
+  counter('service_latency_ms_sum', 'Sum of request latencies in milliseconds', 'latencySum');
+  // Observations wait in a list and go into their histogram in a batch: at each scrape, or when
+  // the list is full (prom-client's `observe` validates and hashes labels on every call).
+  const pendingRatios: number[] = [];
+  const pendingLatencies: number[] = [];
+  const flushInto = (histogram: Histogram<string>, values: number[]) => {
+    for (const v of values) histogram.observe(v);
+    values.length = 0;
+  };
+  const ratio: Histogram<string> = new Histogram({
     name: 'service_compression_ratio',
     help: 'Compression ratio (tokens after / tokens before) of compressed requests',
     buckets: RATIO_BUCKETS,
     registers,
+    collect: () => flushInto(ratio, pendingRatios),
   });
-  const latency = new Histogram({
+  const latency: Histogram<string> = new Histogram({
     name: 'service_latency_seconds',
     help: 'Request latency, first byte in to last byte out',
     buckets: LATENCY_BUCKETS,
     registers,
+    collect: () => flushInto(latency, pendingLatencies),
   });
+  const observe = (histogram: Histogram<string>, values: number[], value: number) => {
+    values.push(value);
+    if (values.length >= PENDING_OBSERVATIONS) flushInto(histogram, values);
+  };
   if (options.memory) {
     const memory = options.memory;
     new Gauge({
@@ -193,33 +228,35 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
   return {
     registry,
     observe(event, priced) {
-      requests.inc({ mode: event.mode });
-      byModel.inc({ model: priced.modelKey ?? 'other' });
-      if (event.rateLimited) limited.inc();
-      else if (event.status >= 400) failed.inc();
-      if (event.compressionFailed) compressionFailed.inc();
+      const t = totals;
+      byMode.set(event.mode, (byMode.get(event.mode) ?? 0) + 1);
+      const model = priced.modelKey ?? 'other';
+      byModelKey.set(model, (byModelKey.get(model) ?? 0) + 1);
+      if (event.rateLimited) t.limited += 1;
+      else if (event.status >= 400) t.failed += 1;
+      if (event.compressionFailed) t.compressionFailed += 1;
       if (event.cached) hitsFromEvents += 1;
-      input.inc(event.tokensBefore);
-      if (countsAsSaving(event)) saved.inc(event.tokensSaved);
-      if (event.usage) output.inc(event.usage.output);
-      if (priced.costUsd) cost.inc(priced.costUsd);
-      if (priced.savingsUsd) savingsUsd.inc(priced.savingsUsd);
-      if (event.tokensAdded) added.inc(event.tokensAdded);
-      if (event.retrievalRounds?.length) rounds.inc(event.retrievalRounds.length);
-      if (event.retrievalTokens) roundTokens.inc(event.retrievalTokens);
-      if (event.cacheAwareSavingsUsd) cacheAware.inc(event.cacheAwareSavingsUsd);
+      t.input += event.tokensBefore;
+      if (countsAsSaving(event)) t.saved += event.tokensSaved;
+      if (event.usage) t.output += event.usage.output;
+      if (priced.costUsd) t.cost += priced.costUsd;
+      if (priced.savingsUsd) t.savingsUsd += priced.savingsUsd;
+      if (event.tokensAdded) t.added += event.tokensAdded;
+      if (event.retrievalRounds?.length) t.rounds += event.retrievalRounds.length;
+      if (event.retrievalTokens) t.roundTokens += event.retrievalTokens;
+      if (event.cacheAwareSavingsUsd) t.cacheAware += event.cacheAwareSavingsUsd;
       if (event.projected) {
-        if (event.projected.tokensSaved > 0) projectedSaved.inc(event.projected.tokensSaved);
-        if (event.projected.savingsUsd) projectedUsd.inc(event.projected.savingsUsd);
+        if (event.projected.tokensSaved > 0) t.projectedSaved += event.projected.tokensSaved;
+        if (event.projected.savingsUsd) t.projectedUsd += event.projected.savingsUsd;
       }
-      latencySum.inc(Math.max(0, event.latencyMs));
-      latency.observe(Math.max(0, event.latencyMs) / 1000);
+      t.latencySum += Math.max(0, event.latencyMs);
+      observe(latency, pendingLatencies, Math.max(0, event.latencyMs) / 1000);
       if (
         (event.mode === 'optimize' || event.mode === 'compress') &&
         event.tokensBefore > 0 &&
         !event.cached
       ) {
-        ratio.observe(event.tokensAfter / event.tokensBefore);
+        observe(ratio, pendingRatios, event.tokensAfter / event.tokensBefore);
       }
     },
   };

@@ -32,8 +32,13 @@ function textHash(json: string): number {
   return createHash('sha1').update(json).digest().readUIntBE(0, 6);
 }
 
-/** The JSON text of each tool list, by the parsed array (one per request; never modified). */
+/**
+ * The JSON text of each tool list and its hash, by the parsed array (never
+ * modified; the body parser gives a conversation's tool list again as the
+ * same array while its text is the same).
+ */
 const toolTexts = new WeakMap<unknown[], string>();
+const toolHashes = new WeakMap<unknown[], number>();
 
 /**
  * `JSON.stringify(tools)`, once per parsed array: the accounting (hash and
@@ -76,7 +81,12 @@ export function prefixShape(
   let total = 0;
   if (tools && tools.length > 0) {
     const json = toolsJson(tools);
-    hashes.push(textHash(json));
+    let hash = toolHashes.get(tools);
+    if (hash === undefined) {
+      hash = textHash(json);
+      toolHashes.set(tools, hash);
+    }
+    hashes.push(hash);
     total += tokenizer.countText(json);
     cumulative.push(total);
   }
@@ -94,12 +104,24 @@ export function toolsOf(body: Record<string, unknown>): unknown[] | undefined {
   return Array.isArray(body.tools) ? (body.tools as unknown[]) : undefined;
 }
 
-/** The shape of a parsed request (`tokenizerFor` of the engine, loaded by the caller). */
+/** Shapes by the parsed request they were computed for, with the encoding they were counted in. */
+const shapes = new WeakMap<object, { encoding: string; shape: RequestShape }>();
+
+/**
+ * The shape of a parsed request (`tokenizerFor` of the engine, loaded by the
+ * caller); the same one again for the same parsed request (the same body
+ * sent again reads as the same object: `parseRequest`). Never modified.
+ */
 export function requestShape(
   tokenizerFor: (model: string) => Tokenizer,
   parsed: { model?: string | undefined; body: Record<string, unknown>; messages: ChatMessage[] },
 ): RequestShape {
   const model = parsed.model ?? 'unknown';
-  const shape = prefixShape(tokenizerFor(model), toolsOf(parsed.body), parsed.messages);
-  return { ...shape, model, first: parsed.messages.slice(0, 2).map(hashOf) };
+  const tokenizer = tokenizerFor(model);
+  const known = shapes.get(parsed);
+  if (known?.encoding === tokenizer.encoding && known.shape.model === model) return known.shape;
+  const shape = prefixShape(tokenizer, toolsOf(parsed.body), parsed.messages);
+  const out = { ...shape, model, first: parsed.messages.slice(0, 2).map(hashOf) };
+  shapes.set(parsed, { encoding: tokenizer.encoding, shape: out });
+  return out;
 }

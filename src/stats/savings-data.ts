@@ -133,20 +133,32 @@ function addBy(into: AmountBy, from: AmountBy, max: number): void {
     if (!values) continue;
     into[d] ??= {};
     const have = into[d];
-    for (const [value, amount] of Object.entries(values)) {
-      let key = value;
-      if (!(key in have) && key !== BY_OTHER) {
-        const named = Object.keys(have).filter((k) => k !== BY_OTHER).length;
-        if (named >= max) key = BY_OTHER;
-      }
-      const row: ByAmount = have[key] ?? [0, 0, 0, 0];
-      have[key] = row;
-      row[0] += amount[0];
-      row[1] = roundUsd(row[1] + amount[1]);
-      row[2] += amount[2];
-      row[3] += amount[3];
-    }
+    for (const [value, amount] of Object.entries(values))
+      addByValue(have, value, amount[0], amount[1], amount[2], amount[3], max);
   }
+}
+
+/** Adds one value's amounts into a dimension's rows (`other` once `max` values are named). */
+function addByValue(
+  have: Record<string, ByAmount>,
+  value: string,
+  tokens: number,
+  usd: number,
+  requests: number,
+  unpriced: number,
+  max: number,
+): void {
+  let key = value;
+  if (!(key in have) && key !== BY_OTHER) {
+    const named = Object.keys(have).filter((k) => k !== BY_OTHER).length;
+    if (named >= max) key = BY_OTHER;
+  }
+  const row: ByAmount = have[key] ?? [0, 0, 0, 0];
+  have[key] = row;
+  row[0] += tokens;
+  row[1] = roundUsd(row[1] + usd);
+  row[2] += requests;
+  row[3] += unpriced;
 }
 
 /** An amount without its `by` part (what `/stats` and the plain history show). */
@@ -187,24 +199,28 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
     addAmount(amount, { ...zeroAmount(), cache_aware_savings_usd: record.cacheAwareUsd ?? 0 });
     return;
   }
-  const one: SavingsAmount = {
-    ...zeroAmount(),
-    cache_aware_savings_usd: record.cacheAwareUsd ?? 0,
-    tokens_saved: record.tokensSaved,
-    compression_savings_usd: record.savingsUsd ?? 0,
-    requests: 1,
-    unpriced_tokens_saved: unpriced,
-  };
-  if (record.attribution) {
-    one.by = {};
+  // one proxied saving, added in place (what `addAmount` of it would do, without building it: once per request)
+  const usd = record.savingsUsd ?? 0;
+  amount.tokens_saved += record.tokensSaved;
+  amount.compression_savings_usd = roundUsd(amount.compression_savings_usd + usd);
+  amount.requests += 1;
+  amount.unpriced_tokens_saved += unpriced;
+  amount.cli_tokens_saved ??= 0;
+  amount.cli_runs ??= 0;
+  amount.cache_aware_savings_usd = roundUsd(
+    (amount.cache_aware_savings_usd ?? 0) + (record.cacheAwareUsd ?? 0),
+  );
+  const attribution = record.attribution;
+  if (attribution) {
+    amount.by ??= {};
     for (const d of HISTORY_DIMENSIONS) {
-      const value = record.attribution[d];
-      if (value !== undefined)
-        one.by[d] = { [value]: [record.tokensSaved, record.savingsUsd ?? 0, 1, unpriced] };
+      const value = attribution[d];
+      if (value === undefined) continue;
+      amount.by[d] ??= {};
+      // Unwritten deltas keep as many values as the lifetime totals; the rollup buckets cap them when applied.
+      addByValue(amount.by[d], value, record.tokensSaved, usd, 1, unpriced, BY_LIFETIME_MAX_VALUES);
     }
   }
-  // Unwritten deltas keep as many values as the lifetime totals; the rollup buckets cap them when applied.
-  addAmount(amount, one, BY_LIFETIME_MAX_VALUES);
 }
 
 /** Adds every entry of `from` into `into`. */

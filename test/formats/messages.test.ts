@@ -20,6 +20,16 @@ function engine(messages: ChatMessage[]): EngineOutput {
 describe('messages format: parse', () => {
   const parsed = parseRequest(messagesFormat, BODY);
 
+  it('reads the same body object as the same request (the body parser gives it again for the same body)', () => {
+    const again = parseRequest(messagesFormat, BODY);
+    expect(again).toBe(parsed);
+    expect(again.messages[0]).toBe(parsed.messages[0]);
+    // an equal body in another object is read anew, to the same result
+    const copy = parseRequest(messagesFormat, JSON.parse(TEXT));
+    expect(copy).not.toBe(parsed);
+    expect(copy.messages).toEqual(parsed.messages);
+  });
+
   it('reads model, stream and max_tokens', () => {
     expect(parsed).toMatchObject({
       format: 'messages',

@@ -244,6 +244,20 @@ describe('response cache in the proxy', () => {
     expect(upstream!.requests).toHaveLength(2);
   });
 
+  it('tells the cache outcome on an upstream error relayed and on an error svc answers itself', async () => {
+    await setup({}, { fail: () => true });
+    const relayed = await post(BODY);
+    expect(relayed.status).toBe(500);
+    expect(relayed.headers.get('x-service-cache')).toBe('MISS');
+    // the upstream gone: svc's own 502, after the lookup
+    await new Promise<void>((resolve) => upstream!.server.close(() => resolve()));
+    upstream!.server.closeAllConnections();
+    const own = await post({ ...BODY, max_tokens: 99 });
+    expect(own.status).toBe(502);
+    expect(own.headers.get('x-svc-error')).toBe('SVC_UPSTREAM_UNREACHABLE');
+    expect(own.headers.get('x-service-cache')).toBe('MISS');
+  });
+
   it('skips the cache with the x-service-cache: bypass request header', async () => {
     await setup();
     await post(BODY);

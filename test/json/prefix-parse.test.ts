@@ -124,6 +124,82 @@ describe('PrefixParser', () => {
     expect(JSON.parse(withHints).messages[3].content[0].content).toBe('short');
   });
 
+  it('gives the same body again its earlier parse, the very same objects', () => {
+    const parser = new PrefixParser();
+    const text = body(conversation(7), { tools: [{ name: 'grep' }], max_tokens: 9 });
+    const first = parser.parse(text);
+    const again = parser.parse(`${text}`);
+    expect(again.value).toBe(first.value);
+    expect(again.reused).toBe(7);
+    expect(again.value).toEqual(JSON.parse(text));
+    const byBytes = new PrefixParser();
+    const firstBytes = byBytes.parseBytes(Buffer.from(text));
+    const bytes = byBytes.parseBytes(Buffer.from(text));
+    expect(bytes.value).toBe(firstBytes.value);
+    expect(bytes.text).toBe(firstBytes.text);
+    expect(bytes.text).toBe(text);
+  });
+
+  it('reuses the members after the messages when the text after them is the same, at the same place', () => {
+    const parser = new PrefixParser();
+    const tools = [{ name: 'grep', input_schema: { type: 'object' } }];
+    const turn = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ model: 'm', messages, system: 'be brief', tools, ...extra });
+    const first = parser.parse(turn(conversation(5)));
+    // the last message edited in place (same length): the members after it are the very same objects
+    const edited = conversation(5);
+    edited[4] = { role: 'user', content: [{ type: 'text', text: 'x' }] };
+    const sameLength = JSON.stringify(conversation(5)[4]).length;
+    (edited[4] as { content: Array<{ text: string }> }).content[0]!.text = 'x'.repeat(
+      sameLength - JSON.stringify(edited[4]).length + 1,
+    );
+    expect(JSON.stringify(edited[4]).length).toBe(sameLength);
+    const again = parser.parse(turn(edited));
+    expect(again.reused).toBe(4);
+    expect(again.value).toEqual(JSON.parse(turn(edited)));
+    expect(Object.keys(again.value as object)).toEqual(['model', 'messages', 'system', 'tools']);
+    expect((again.value as { tools: unknown }).tools).toBe((first.value as { tools: unknown }).tools);
+    // messages added: the members after them are parsed again (their spans hold for their old place only)
+    const grown = parser.parse(turn(conversation(7)));
+    expect(grown.value).toEqual(JSON.parse(turn(conversation(7))));
+    expect((grown.value as { tools: unknown }).tools).not.toBe((first.value as { tools: unknown }).tools);
+  });
+
+  it('hands spans that splice exactly after messages were added before the members that follow them', () => {
+    // regression: a tool list reused at another place kept the spans of its old place
+    const parser = new PrefixParser();
+    const turn = (n: number) =>
+      JSON.stringify({
+        model: 'm',
+        messages: conversation(n),
+        system: 'be brief',
+        tools: [{ name: 'grep' }],
+      });
+    const edits = () => {
+      const e = new JsonEdits();
+      e.set(['tools', 0, 'name'], 'find');
+      return e;
+    };
+    for (const n of [3, 5, 7, 7]) {
+      const text = turn(n);
+      const got = parser.parse(text);
+      expect(applyJsonEdits(text, edits(), got.value, got.hints)).toBe(applyJsonEdits(text, edits()));
+    }
+  });
+
+  it('keeps a __proto__ member after the messages an own member, whatever is reused', () => {
+    const parser = new PrefixParser();
+    const turn = (n: number) =>
+      `{"messages":${JSON.stringify(conversation(n))},"__proto__":{"polluted":true}}`;
+    for (const n of [3, 5, 5, 7]) {
+      const got = parser.parse(turn(n)) as { value: Record<string, unknown> };
+      expect(got.value).toEqual(JSON.parse(turn(n)));
+      expect(Object.hasOwn(got.value, '__proto__')).toBe(true);
+      expect(Object.getPrototypeOf(got.value)).toBe(Object.prototype);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('stays within its bound, and parses exactly once it has forgotten', () => {
     const parser = new PrefixParser(1000);
     const a = body(conversation(9));
@@ -217,5 +293,36 @@ describe('PrefixParser.parseBytes', () => {
       expect(got.value).toEqual(JSON.parse(got.text));
       expect(got.reused).toBe(n === 5 ? 3 : 0);
     }
+  });
+});
+
+describe('PrefixParser.knownBytes', () => {
+  /** `raw` cut into pieces of `size` bytes, as a socket delivers a body. */
+  const pieces = (raw: Buffer, size: number) =>
+    Array.from({ length: Math.ceil(raw.length / size) }, (_, i) => raw.subarray(i * size, (i + 1) * size));
+
+  it('gives the bytes of a kept body equal to the pieces, compared piece by piece', () => {
+    const parser = new PrefixParser();
+    const raw = Buffer.from(body(conversation(40)));
+    parser.parseBytes(raw);
+    const copy = Buffer.from(raw);
+    expect(parser.knownBytes(pieces(copy, 4096), copy.length)).toBe(raw);
+    // and parsing those bytes gives the kept parse
+    const first = parser.parseBytes(raw);
+    expect(parser.parseBytes(parser.knownBytes(pieces(copy, 1000), copy.length)!).value).toBe(first.value);
+  });
+
+  it('gives nothing for a body that differs in any byte, or in length', () => {
+    const parser = new PrefixParser();
+    const raw = Buffer.from(body(conversation(40)));
+    parser.parseBytes(raw);
+    for (const at of [10, raw.length >> 1, raw.length - 2]) {
+      const changed = Buffer.from(raw);
+      changed[at] = changed[at]! ^ 1;
+      expect(parser.knownBytes(pieces(changed, 4096), changed.length)).toBeUndefined();
+    }
+    const longer = Buffer.concat([raw, Buffer.from(' ')]);
+    expect(parser.knownBytes(pieces(longer, 4096), longer.length)).toBeUndefined();
+    expect(parser.knownBytes([], 0)).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { objectMemberSpans } from '../../src/json/spans.js';
 import { toolsSpanAfterSplice } from '../../src/server/retrieval/tool.js';
+import { createFakeCompress } from './fake-engine.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
@@ -130,6 +131,70 @@ describe('the same body again (a memoized turn)', () => {
       expect(viaSteady).not.toBe(first);
     }
     expect(svc.events.every((e) => !e.compressionFailed && e.tokensSaved > 0)).toBe(true);
+  });
+});
+
+describe('a large body sent again (read in many pieces, held as the bytes kept from before)', () => {
+  it('goes upstream byte for byte as sent (--no-optimize) and as a fresh server forwards it', async () => {
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    const body = turnBody(70);
+    expect(body.length).toBeGreaterThan(200_000);
+    const plain = await startSvc({ flags: { 'messages-api-url': `${upstream.url}/v1`, optimize: false } });
+    started.push(plain);
+    for (let i = 0; i < 3; i++) expect(await forward(plain, upstream, body)).toBe(body);
+    // one character changed near the end: not the kept body
+    const edited = body.replace('"description":"runs a step"', '"description":"runs a stop"');
+    expect(await forward(plain, upstream, edited)).toBe(edited);
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, cache: false };
+    const svc = await startSvc({ flags });
+    started.push(svc);
+    const first = await forward(svc, upstream, body);
+    const fresh = await startSvc({ flags });
+    const viaFresh = await forward(fresh, upstream, body);
+    await fresh.close();
+    expect(first).toBe(viaFresh);
+    for (let i = 0; i < 3; i++) expect(await forward(svc, upstream, body)).toBe(first);
+    expect(await forward(svc, upstream, edited)).not.toBe(first);
+  });
+});
+
+describe('conversations that start alike and end with the same tool list', () => {
+  it('forwards each as a fresh server would (the tool list is not taken from another body)', async () => {
+    // (the spans of a tool list reused at another place: test/json/prefix-parse.test.ts)
+    const upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    started.push(upstream);
+    // a deterministic engine: what the engine learns across conversations (TOIN) is not what is compared here
+    const flags = { 'messages-api-url': `${upstream.url}/v1`, cache: false };
+    const steady = await startSvc({ flags, compress: createFakeCompress() });
+    started.push(steady);
+    // shaped like a coding agent's body: the messages first, then the system prompt and the tools
+    const variant = (t: number, shift: number) => {
+      const json = JSON.parse(turnBody(t)) as Record<string, unknown> & { messages: unknown[] };
+      const [first, ...rest] = json.messages;
+      const rounds = rest.map((m) => JSON.parse(JSON.stringify(m).replaceAll('toolu_', `toolu_${shift}_`)));
+      return JSON.stringify({
+        model: json.model,
+        messages: [first, ...rounds],
+        system: json.system,
+        tools: json.tools,
+        max_tokens: json.max_tokens,
+      });
+    };
+    for (const [t, shift] of [
+      [6, 1],
+      [9, 2],
+      [7, 3],
+    ] as const) {
+      const body = variant(t, shift);
+      const viaSteady = await forward(steady, upstream, body);
+      const fresh = await startSvc({ flags, compress: createFakeCompress() });
+      const viaFresh = await forward(fresh, upstream, body);
+      await fresh.close();
+      expect(viaSteady).toBe(viaFresh);
+      expect(viaSteady).toContain('"name":"svc_retrieve"');
+    }
+    expect(steady.events.every((e) => !e.compressionFailed && e.status === 200)).toBe(true);
   });
 });
 

@@ -6,18 +6,18 @@ import { DEFAULT_FORMAT, parseRequest } from '../../formats/index.js';
 import { responseCacheKey } from '../../guards/cache-key.js';
 import { maxOutputTokens } from '../../guards/cost-estimate.js';
 import { credentialOf } from '../../guards/credentials.js';
+import type { Guards } from '../../guards/index.js';
 import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
-import { cacheableHeaders } from '../../guards/response-cache.js';
+import { cacheableHeaders, type ResponseCache } from '../../guards/response-cache.js';
 import { createResponseRecorder } from '../../guards/response-recorder.js';
 import { createStreamOutput } from '../../guards/stream-output.js';
 import { unpricedModel } from '../../guards/unpriced.js';
-import { keyHash, requestKey } from '../auth.js';
+import { keyHash } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import type { ProxyExchange, ProxyStage } from '../proxy/pipeline.js';
+import type { CachePlan, ProxyExchange, ProxyStage, UpstreamResponse } from '../proxy/pipeline.js';
 import { sendSvcError } from '../respond.js';
 import { holdUntilFinished, pricingEstimator } from './holds.js';
 import {
-  CACHE_HEADER,
   type CacheOutcome,
   sendBudgetExceeded,
   sendCached,
@@ -71,72 +71,84 @@ function reject(event: RequestFinishedEvent, status: number, errorCode: string, 
  */
 export const guardStage: ProxyStage = {
   name: 'guards',
-  async run(ex, next) {
-    const { ctx, req, res, event } = ex;
-    const guards = ctx.guards;
+  run(ex, next) {
+    const guards = ex.ctx.guards;
     if (!guards || !ex.format || ex.countsTokens) return next();
-    const format = ex.format;
-    const client = clientKeyHash(req, event);
-    const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;
-    // a large body: what the worker read of it (never parsed again here)
     const facts = ex.large?.facts;
-    const inputTokens = needTokens ? (facts ? facts.inputTokens : countInputTokens(ex)) : 0;
-
-    if (guards.rateLimiter) {
-      const decision = await guards.rateLimiter.acquire(client, inputTokens);
-      if (!decision.allowed) {
-        reject(event, 429, 'SVC_RATE_LIMITED', true);
-        sendRateLimited(res, format, decision);
-        return;
-      }
-      holdUntilFinished(event, { rate: decision.ticket });
+    const cacheable = guards.cache && (ex.json || facts?.cacheKey !== undefined) && !wantsCacheBypass(ex.req);
+    // nothing to hold, look up or reserve (no rate limit, no cache for it, no budget)
+    if (!guards.rateLimiter && !cacheable && !guards.budget.enabled) {
+      ex.cacheOutcome = 'BYPASS';
+      return next();
     }
-
-    const cache = guards.cache;
-    let outcome: CacheOutcome = 'BYPASS';
-    const json = ex.json;
-    if (cache && (json || facts?.cacheKey !== undefined) && !wantsCacheBypass(req)) {
-      const key =
-        facts?.cacheKey ??
-        responseCacheKey({
-          path: ex.path + ex.search,
-          body: json!,
-          keyHash: client,
-          headers: req.headers,
-        });
-      const hit = await cache.get(key);
-      if (hit) {
-        Object.assign(event, { cached: true, mode: 'cached', status: hit.status });
-        sendCached(res, hit);
-        return;
-      }
-      outcome = 'MISS';
-      ex.cachePlan = { key };
-    }
-
-    if (guards.budget.enabled && (json || facts?.object)) {
-      const model = facts ? facts.model : typeof json!.model === 'string' ? json!.model : undefined;
-      const maxOutput = facts ? facts.maxOutputTokens : maxOutputTokens(json!);
-      const estimate = model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutput);
-      if (estimate === undefined) {
-        reject(event, 402, 'SVC_MODEL_UNPRICED');
-        sendSvcError(res, format, unpricedModel(model));
-        return;
-      }
-      const decision = await guards.budget.reserve(estimate);
-      if (!decision.allowed) {
-        reject(event, 402, 'SVC_BUDGET_EXCEEDED');
-        sendBudgetExceeded(res, format, decision);
-        return;
-      }
-      holdUntilFinished(event, { budget: decision.reservation });
-      if (ex.event.stream) countStreamedOutput(ex, model);
-    }
-
-    res.setHeader(CACHE_HEADER, outcome);
-    return next();
+    return guard(ex, guards, next);
   },
 };
+
+/** The guards that hold, look up or reserve something, in order (see `guardStage`). */
+async function guard(ex: ProxyExchange, guards: Guards, next: () => Promise<void>): Promise<void> {
+  const { ctx, req, res, event } = ex;
+  const format = ex.format!;
+  const client = clientKeyHash(req, event);
+  const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;
+  // a large body: what the worker read of it (never parsed again here)
+  const facts = ex.large?.facts;
+  const inputTokens = needTokens ? (facts ? facts.inputTokens : countInputTokens(ex)) : 0;
+
+  if (guards.rateLimiter) {
+    const decision = await guards.rateLimiter.acquire(client, inputTokens);
+    if (!decision.allowed) {
+      reject(event, 429, 'SVC_RATE_LIMITED', true);
+      sendRateLimited(res, format, decision);
+      return;
+    }
+    holdUntilFinished(event, { rate: decision.ticket });
+  }
+
+  const cache = guards.cache;
+  let outcome: CacheOutcome = 'BYPASS';
+  const json = ex.json;
+  if (cache && (json || facts?.cacheKey !== undefined) && !wantsCacheBypass(req)) {
+    const key =
+      facts?.cacheKey ??
+      responseCacheKey({
+        path: ex.path + ex.search,
+        body: json!,
+        keyHash: client,
+        headers: req.headers,
+      });
+    const hit = await cache.get(key);
+    if (hit) {
+      Object.assign(event, { cached: true, mode: 'cached', status: hit.status });
+      sendCached(res, hit);
+      return;
+    }
+    outcome = 'MISS';
+    ex.cachePlan = { key };
+  }
+
+  if (guards.budget.enabled && (json || facts?.object)) {
+    const model = facts ? facts.model : typeof json!.model === 'string' ? json!.model : undefined;
+    const maxOutput = facts ? facts.maxOutputTokens : maxOutputTokens(json!);
+    const estimate = model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutput);
+    if (estimate === undefined) {
+      reject(event, 402, 'SVC_MODEL_UNPRICED');
+      sendSvcError(res, format, unpricedModel(model));
+      return;
+    }
+    const decision = await guards.budget.reserve(estimate);
+    if (!decision.allowed) {
+      reject(event, 402, 'SVC_BUDGET_EXCEEDED');
+      sendBudgetExceeded(res, format, decision);
+      return;
+    }
+    holdUntilFinished(event, { budget: decision.reservation });
+    if (ex.event.stream) countStreamedOutput(ex, model);
+  }
+
+  ex.cacheOutcome = outcome;
+  await next();
+}
 
 /**
  * Counts the output of a stream as it is relayed, for a stream that reports
@@ -160,27 +172,38 @@ function countStreamedOutput(ex: ProxyExchange, model: string | undefined): void
  */
 export const cacheRecordStage: ProxyStage = {
   name: 'cache-record',
-  async run(ex, next) {
+  run(ex, next) {
     const plan = ex.cachePlan;
     const cache = ex.ctx.guards?.cache;
     const upstream = ex.upstream;
     if (!plan || !cache || !upstream || !ex.format || upstream.statusCode !== 200) return next();
-    const recorder = createResponseRecorder({
-      format: ex.format.name,
-      mode: ex.event.stream ? 'sse' : 'json',
-      status: upstream.statusCode,
-      headers: cacheableHeaders(upstream.headers),
-      model: ex.event.model,
-      maxBytes: ex.ctx.config.cacheMaxBytes,
-      now: ex.ctx.now,
-    });
-    ex.responseTaps.push((chunk) => recorder.push(chunk));
-    await next();
-    if (ex.res.destroyed || ex.signal.aborted) return;
-    const entry = recorder.finish();
-    if (entry) await cache.set(plan.key, entry);
+    return record(ex, next, plan, cache, upstream);
   },
 };
+
+/** Records the answer while `next` relays it; stores it once it ended cleanly. */
+async function record(
+  ex: ProxyExchange,
+  next: () => Promise<void>,
+  plan: CachePlan,
+  cache: ResponseCache,
+  upstream: UpstreamResponse,
+): Promise<void> {
+  const recorder = createResponseRecorder({
+    format: ex.format!.name,
+    mode: ex.event.stream ? 'sse' : 'json',
+    status: upstream.statusCode,
+    headers: cacheableHeaders(upstream.headers),
+    model: ex.event.model,
+    maxBytes: ex.ctx.config.cacheMaxBytes,
+    now: ex.ctx.now,
+  });
+  ex.responseTaps.push((chunk) => recorder.push(chunk));
+  await next();
+  if (ex.res.destroyed || ex.signal.aborted) return;
+  const entry = recorder.finish();
+  if (entry) await cache.set(plan.key, entry);
+}
 
 /**
  * Rate-limits `POST /v1/compress` per service key, in buckets of its own

@@ -17,6 +17,7 @@ import type { ToinStore } from '../../toin/store.js';
 import type { ProxyExchange, ServerContext } from '../context.js';
 import { startEvent } from '../finished-event.js';
 import { countInputTokens } from '../guards/stages.js';
+import { isKeptBody } from '../proxy/splice-memo.js';
 import { compressStage, readJson, spliceStage } from '../proxy/stages.js';
 import { retrievalToolStage } from '../retrieval/loop.js';
 import { bypassResult, compressResponse, parseJsonBody } from '../routes/compress.js';
@@ -58,9 +59,16 @@ function collectingStore(): CcrStore & { entries: Map<string, string> } {
   };
 }
 
-/** The bytes of `buf` in an ArrayBuffer of their own, to hand over (transfer): the buffer itself when it is, else one copy. */
+/**
+ * The bytes of `buf` in an ArrayBuffer of their own, to hand over
+ * (transfer): the buffer itself when it is and no memo holds it (a memoized
+ * turn gets the same body again), else one copy.
+ */
 function own(buf: Buffer): ArrayBuffer {
-  return buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength && buf.buffer instanceof ArrayBuffer
+  return buf.byteOffset === 0 &&
+    buf.byteLength === buf.buffer.byteLength &&
+    buf.buffer instanceof ArrayBuffer &&
+    !isKeptBody(buf)
     ? buf.buffer
     : (buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer);
 }

@@ -77,6 +77,7 @@ export function retrievalRoundLines(e: RequestFinishedEvent): string[] {
 /** `--log-file PATH` (JSONL, appended) and a `debug` line per request on stderr. */
 export const requestLogRoutes: RoutePlugin = (_app, ctx) => {
   ctx.bus.on('request.finished', (e) => {
+    if (ctx.logger.enabled?.('debug') === false) return;
     ctx.logger.debug(`${e.path} ${e.status} ${e.mode}`, {
       model: e.model,
       saved: e.tokensSaved,

@@ -4,10 +4,12 @@ import { credentialOf } from '../../guards/credentials.js';
 import { attributeEvent } from '../attribution.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
+import { postExact } from '../exact-posts.js';
 import { asSvcError, emitFinished, startEvent } from '../finished-event.js';
+import { CACHE_HEADER } from '../guards/responses.js';
 import { sendSvcError } from '../respond.js';
 import type { ProxyExchange } from './pipeline.js';
-import { upstreamCaller } from './upstream.js';
+import { RequestCancel, upstreamCaller } from './upstream.js';
 
 type RoutedRequest = IncomingMessage & { path?: string; search?: string | null };
 
@@ -56,9 +58,9 @@ async function runProxy(
   const path = req.path ?? new URL(req.url ?? '/', 'http://x').pathname;
   const search = req.search ?? '';
   const pending = startEvent(ctx, path, format?.name ?? 'other');
-  const controller = new AbortController();
+  const cancel = new RequestCancel();
   res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) cancel.abort();
   });
   const { base, errorFormat } = upstreamFor(ctx, format, req, path);
   const url = base + path.slice('/v1'.length) + search;
@@ -85,8 +87,8 @@ async function runProxy(
     skipCompression: !ctx.config.optimize || ctx.config.observe,
     outBody: Buffer.alloc(0),
     outEncoding: undefined,
-    signal: controller.signal,
-    callUpstream: upstreamCaller(ctx.upstream, req, url, controller.signal),
+    signal: cancel,
+    callUpstream: upstreamCaller(ctx.upstream, req, url, cancel),
     upstream: undefined,
     responseTaps: [],
     onFinish: [],
@@ -99,7 +101,7 @@ async function runProxy(
   try {
     await ctx.pipeline.run(ex);
   } catch (err) {
-    if (controller.signal.aborted) {
+    if (cancel.aborted) {
       pending.event.status = 499;
       pending.event.errorCode = 'SVC_CLIENT_CLOSED';
       ctx.logger.debug('client closed the request; upstream call cancelled', { path });
@@ -109,6 +111,7 @@ async function runProxy(
       pending.event.errorCode = error.code;
       const log = error.status >= 500 ? ctx.logger.warn : ctx.logger.debug;
       log(`${path}: ${error.message}`, { code: error.code, status: error.status });
+      if (ex.cacheOutcome !== undefined && !res.headersSent) res.setHeader(CACHE_HEADER, ex.cacheOutcome);
       sendSvcError(res, errorFormat, error);
       if (!req.complete) req.resume();
     }
@@ -132,12 +135,12 @@ async function runProxy(
  */
 export const proxyRoutes: RoutePlugin = (app, ctx) => {
   for (const format of Object.values(FORMATS)) {
-    app.post(format.path, (req, res) => {
+    postExact(app, format.path, (req, res) => {
       void handleProxy(ctx, req, res, format);
     });
     const counting = format.tokenCountPath;
     if (counting)
-      app.post(counting, (req, res) => {
+      postExact(app, counting, (req, res) => {
         void handleProxy(ctx, req, res, format, true);
       });
   }

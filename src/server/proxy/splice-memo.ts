@@ -29,6 +29,23 @@ interface WrittenBody {
 
 const written = new WeakMap<object, WrittenBody>();
 
+/** Bodies a memo holds to give again (here and in the retrieval-tool stage). */
+const kept = new WeakSet<Buffer>();
+
+/**
+ * Marks `body` as held by a memo that gives it to later requests: its bytes
+ * must stay as they are (never transferred to another thread, never reused).
+ */
+export function keepBody(body: Buffer): Buffer {
+  kept.add(body);
+  return body;
+}
+
+/** True when a memo holds `body` (see `keepBody`). */
+export function isKeptBody(body: Buffer): boolean {
+  return kept.has(body);
+}
+
 /** What the splice reads of an output message: the content of a kept one, all of an inserted one. */
 function partOf(output: EngineOutput, j: number): unknown {
   const msg = output.result.messages[j]!;
@@ -74,7 +91,7 @@ export function writeBody(
   if (known && known.format === format && known.text === text && sameOutput(known, output))
     return known.body ? fromBytes(known.body) : undefined;
   const spliced = spliceRequest(format, text, parsed, output, hints);
-  const body = spliced === undefined ? undefined : Buffer.from(spliced, 'utf8');
+  const body = spliced === undefined ? undefined : keepBody(Buffer.from(spliced, 'utf8'));
   if (key) {
     const n = output.messageOrigin.length;
     const parts = new Array<unknown>(n);

@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { compressAndStore, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
@@ -7,6 +7,7 @@ import type { ParsedRequest } from '../../formats/types.js';
 import { toolsJson } from '../../stats/prefix-shape.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
+import { CACHE_HEADER } from '../guards/responses.js';
 import { compressInWorker, readInWorker } from '../large-body/stages.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
@@ -30,7 +31,10 @@ export const parseStage: ProxyStage = {
       return next();
     }
     const large = ex.ctx.largeBodies;
-    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes, large?.threshold);
+    const bodies = ex.ctx.bodies;
+    const body = await readBody(ex.req, ex.ctx.config.maxBodyBytes, large?.threshold, (chunks, size) =>
+      bodies.knownBytes(chunks, size),
+    );
     ex.body = body;
     ex.outBody = body.raw;
     ex.outEncoding = body.encoding;
@@ -108,31 +112,34 @@ function failOpen(ex: ProxyExchange, err: unknown, what: string): void {
   });
 }
 
-/** Runs the engine and stores its CCR entries; on any failure forwards the original (principle 1, 3). */
+/**
+ * Runs the engine and stores its CCR entries; on any failure forwards the
+ * original (principle 1, 3). (Stages with nothing to do return `next()`
+ * as it is: an async function around it costs a promise and two ticks more.)
+ */
 export const compressStage: ProxyStage = {
   name: 'compress',
-  async run(ex, next) {
+  run(ex, next) {
     // read in the worker: it compresses, splices and offers the retrieval tool there too
-    if (ex.large) {
-      await compressInWorker(ex);
-      return next();
-    }
-    if (!ex.skipCompression && ex.parsed && ex.parsed.messages.length > 0) {
-      try {
-        ex.output = await compressAndStore(
-          compressionOf(ex.ctx),
-          ex.parsed.messages,
-          ex.parsed.model ?? 'unknown',
-          ex.parsed.maxTokens,
-          ex.event.keyHash,
-        );
-      } catch (err) {
-        failOpen(ex, err, 'compression failed');
-      }
-    }
-    return next();
+    if (ex.large) return compressInWorker(ex).then(next);
+    if (ex.skipCompression || !ex.parsed || ex.parsed.messages.length === 0) return next();
+    return compress(ex, ex.parsed).then(next);
   },
 };
+
+async function compress(ex: ProxyExchange, parsed: ParsedRequest): Promise<void> {
+  try {
+    ex.output = await compressAndStore(
+      compressionOf(ex.ctx),
+      parsed.messages,
+      parsed.model ?? 'unknown',
+      parsed.maxTokens,
+      ex.event.keyHash,
+    );
+  } catch (err) {
+    failOpen(ex, err, 'compression failed');
+  }
+}
 
 /**
  * Tokens of the request's tool definitions (top-level `tools`, the field every
@@ -148,7 +155,7 @@ async function toolTokens(parsed: ParsedRequest): Promise<number> {
 /** Writes the engine's output into the original body; untouched bytes stay; nothing changed: the original bytes go. */
 export const spliceStage: ProxyStage = {
   name: 'splice',
-  async run(ex, next) {
+  run(ex, next) {
     const { output, parsed, format, text } = ex;
     if (output && parsed && format && text !== undefined) {
       try {
@@ -205,8 +212,54 @@ export const forwardStage: ProxyStage = {
   },
 };
 
-function waitDrain(ex: ProxyExchange): Promise<unknown> {
-  return Promise.race([once(ex.res, 'drain'), once(ex.res, 'close')]);
+/** What iterating a stream throws when it closes before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
+
+/**
+ * Sends `body`'s chunks to the client as they arrive, each given to `seen`
+ * first, pausing while the client's socket is full (stream events: an async
+ * iterator costs several microseconds more per request). Resolves when the
+ * body ended, or when the client went away (the rest is dropped, the body
+ * destroyed); rejects with the body's error, or when it closed before its end.
+ */
+function relayBody(body: Readable, res: ServerResponse, seen: (chunk: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (body.readableEnded) return resolve();
+    if (body.destroyed) return reject(body.errored ?? prematureClose());
+    // Settled once; the listeners stay (removing each costs more than the events that come after:
+    // the body's close, which they ignore, and an error, which they keep from going unhandled).
+    let settled = false;
+    const settle = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      if (err) reject(err);
+      else resolve();
+    };
+    const gone = () => {
+      settle();
+      body.destroy();
+    };
+    body.on('error', (err: Error) => settle(err));
+    body.on('end', () => settle());
+    body.on('close', () => {
+      if (!body.readableEnded) settle(prematureClose());
+    });
+    res.on('drain', () => {
+      if (!settled) body.resume();
+    });
+    // gone while waiting for the socket to drain: nothing more is read
+    res.on('close', () => {
+      if (!settled && body.isPaused()) gone();
+    });
+    body.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      seen(chunk);
+      if (!res.write(chunk)) body.pause();
+      if (res.destroyed) gone();
+    });
+  });
 }
 
 /**
@@ -223,27 +276,35 @@ export const relayStage: ProxyStage = {
       const v = upstream.headers[name];
       return Array.isArray(v) ? v[0] : v;
     };
-    const tap = ex.format
-      ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
-      : undefined;
-    res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
+    const known = upstream.usage;
+    const tap =
+      ex.format && known === undefined
+        ? createUsageTap(ex.format, header('content-type'), header('content-encoding'))
+        : undefined;
+    // every header at once: a header set before (`setHeader`) makes node set each of these again
+    const headers = clientResponseHeaders(upstream.headers);
+    const outcome = ex.cacheOutcome;
+    if (outcome !== undefined && upstream.headers[CACHE_HEADER] === undefined)
+      headers.unshift(CACHE_HEADER, outcome);
+    res.writeHead(upstream.statusCode, headers);
     // A stream's headers go out now: SDKs resolve a stream call on them, before the first event.
     if ((header('content-type') ?? '').includes('text/event-stream')) res.flushHeaders();
     ex.event.status = upstream.statusCode;
     const taps = ex.responseTaps;
     try {
-      for await (const chunk of upstream.body as Readable) {
-        const buf = chunk as Buffer;
-        tap?.write(buf);
-        for (const t of taps) t(buf);
-        if (!res.write(buf)) await waitDrain(ex);
-        if (res.destroyed) break;
-      }
+      await relayBody(upstream.body as Readable, res, (chunk) => {
+        tap?.write(chunk);
+        for (const t of taps) t(chunk);
+      });
     } catch (err) {
       // Reset or stalled mid-body: the status is sent, so the client connection is cut (handleProxy).
       throw ex.signal.aborted ? err : upstreamError(err, ex.upstreamBase);
     }
     res.end();
-    if (tap) ex.event.usage = await tap.end();
+    if (known !== undefined) ex.event.usage = known;
+    else if (tap) {
+      const usage = tap.end();
+      ex.event.usage = usage instanceof Promise ? await usage : usage;
+    }
   },
 };

@@ -8,8 +8,11 @@ import { createSseTap, type ProviderFormat } from '../../formats/index.js';
 export interface UsageTap {
   /** A chunk as relayed to the client (still content-encoded). */
   write(chunk: Buffer): void;
-  /** Call once the response ended; resolves with the usage, undefined when none could be read. */
-  end(): Promise<ReportedUsage | undefined>;
+  /**
+   * Call once the response ended: the usage, undefined when none could be
+   * read; a promise only while a compressed answer is still being decoded.
+   */
+  end(): ReportedUsage | undefined | Promise<ReportedUsage | undefined>;
 }
 
 /** JSON bodies larger than this are not kept for usage (usage is then unknown). */
@@ -47,16 +50,14 @@ export function createUsageTap(
   if (!sse && !type.includes('json')) return undefined;
   const unzip = decompressor(contentEncoding?.trim().toLowerCase());
   if (unzip === undefined) return undefined;
+  // the common answer: JSON as it is (no decoder, no stream)
+  if (!sse && !unzip) return new JsonUsageTap(format);
   const decoder = sse ? new TextDecoder() : undefined;
   const tap = sse ? createSseTap(format) : undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
+  const json = sse ? undefined : new JsonUsageTap(format);
   const take = (chunk: Buffer) => {
     if (tap) tap.feed(decoder!.decode(chunk, { stream: true }));
-    else {
-      size += chunk.length;
-      if (size <= MAX_JSON_BYTES) chunks.push(chunk);
-    }
+    else json!.write(chunk);
   };
   let broken = false;
   if (unzip) {
@@ -71,12 +72,7 @@ export function createUsageTap(
       tap.feed(decoder!.decode());
       return tap.usage();
     }
-    if (size > MAX_JSON_BYTES) return undefined;
-    try {
-      return format.usageFromJson(JSON.parse(Buffer.concat(chunks, size).toString('utf8')));
-    } catch {
-      return undefined;
-    }
+    return json!.end();
   };
   return {
     write(chunk) {
@@ -84,12 +80,36 @@ export function createUsageTap(
         if (!broken) unzip.write(chunk);
       } else take(chunk);
     },
-    async end() {
-      if (unzip && !broken) {
-        unzip.end();
-        await Promise.race([once(unzip, 'end'), once(unzip, 'error')]).catch(() => undefined);
-      }
-      return finish();
+    end() {
+      if (!unzip || broken) return finish();
+      unzip.end();
+      return Promise.race([once(unzip, 'end'), once(unzip, 'error')])
+        .catch(() => undefined)
+        .then(finish);
     },
   };
+}
+
+/** Usage of a JSON answer: its chunks kept (up to `MAX_JSON_BYTES`), parsed once it ended. */
+class JsonUsageTap implements UsageTap {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly format: ProviderFormat) {}
+
+  write(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size <= MAX_JSON_BYTES) this.chunks.push(chunk);
+  }
+
+  end(): ReportedUsage | undefined {
+    const { chunks, size } = this;
+    if (size > MAX_JSON_BYTES) return undefined;
+    try {
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      return this.format.usageFromJson(JSON.parse(bytes.toString('utf8')));
+    } catch {
+      return undefined;
+    }
+  }
 }

@@ -8,6 +8,7 @@ import { type SseEvent, type SseUsageReader, sseEvents } from '../../formats/ind
 import { toolsJson } from '../../stats/prefix-shape.js';
 import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
+import { keepBody } from '../proxy/splice-memo.js';
 import { runOnce } from '../proxy/stages.js';
 import {
   answerCalls,
@@ -46,19 +47,50 @@ async function readAll(body: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Reads a body; when it fails midway, a body that gives what arrived and then the same error. */
-async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed: Readable }> {
-  const chunks: Buffer[] = [];
-  try {
-    for await (const c of body) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
-    return { raw: Buffer.concat(chunks) };
-  } catch (err) {
-    async function* replay() {
-      yield* chunks;
-      throw err;
-    }
-    return { failed: Readable.from(replay()) };
-  }
+/**
+ * Reads a body (with stream events: no async iterator); when it fails
+ * midway, a body that gives what arrived and then the same error.
+ */
+function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed: Readable }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const failed = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      async function* replay() {
+        yield* chunks;
+        throw err;
+      }
+      resolve({ failed: Readable.from(replay()) });
+    };
+    if (body.readableEnded) return resolve({ raw: Buffer.alloc(0) });
+    if (body.destroyed) return failed(body.errored ?? prematureClose());
+    body.on('data', (c: Buffer | string) => {
+      if (!settled) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c));
+    });
+    body.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ raw: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+    });
+    body.on('error', failed);
+    body.on('close', () => {
+      if (!body.readableEnded) failed(prematureClose());
+    });
+  });
+}
+
+/** What iterating a stream throws when it closes before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
+
+/** The text of a whole answer as received, decoded when it came compressed. */
+async function answerText(upstream: UpstreamResponse, raw: Buffer): Promise<string> {
+  if (header(upstream, 'content-encoding') === undefined) return raw.toString('utf8');
+  const { body } = decoded({ ...upstream, body: Readable.from([raw]) });
+  return (await readAll(body)).toString('utf8');
 }
 
 /**
@@ -68,7 +100,28 @@ async function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { 
  */
 async function insertedToolTokens(ex: ProxyExchange, insert: string): Promise<number> {
   const model = ex.parsed?.model ?? 'unknown';
-  const sent = Array.isArray(ex.parsed?.body.tools) ? (ex.parsed.body.tools as unknown[]) : [];
+  const sent = Array.isArray(ex.parsed?.body.tools) ? (ex.parsed.body.tools as unknown[]) : undefined;
+  if (!sent) return toolTokensAdded(model, [], insert);
+  // a conversation's tool list comes again as the same array (the body parser's) while its text is the same
+  let known = insertedTokens.get(sent);
+  if (!known) {
+    known = new Map();
+    insertedTokens.set(sent, known);
+  }
+  const key = `${model}\n${insert}`;
+  let added = known.get(key);
+  if (added === undefined) {
+    added = await toolTokensAdded(model, sent, insert);
+    if (known.size >= 8) known.clear();
+    known.set(key, added);
+  }
+  return added;
+}
+
+/** `insertedToolTokens` by the tool list sent, per model and inserted text. */
+const insertedTokens = new WeakMap<unknown[], Map<string, number>>();
+
+async function toolTokensAdded(model: string, sent: unknown[], insert: string): Promise<number> {
   let tool: unknown;
   try {
     tool = JSON.parse(insert.slice(insert.indexOf('{'), insert.lastIndexOf('}') + 1));
@@ -135,7 +188,7 @@ function retrievalState(body: Buffer, format: RetrievalState['format']): Retriev
  */
 export const retrievalToolStage: ProxyStage = {
   name: 'retrieval-tool',
-  async run(ex, next) {
+  run(ex, next) {
     const format = ex.format;
     if (!format || ex.skipCompression || !ex.json) return next();
     const spliced =
@@ -197,7 +250,8 @@ export const retrievalToolStage: ProxyStage = {
     ex.outEncoding = undefined;
     ex.retrieval = { text: withTool, format };
     if (edit) countInserted(ex, edit.insert);
-    if (memoKey) offeredTo.set(memoKey, { contextCut, stored, body: ex.outBody, insert: edit?.insert });
+    if (memoKey)
+      offeredTo.set(memoKey, { contextCut, stored, body: keepBody(ex.outBody), insert: edit?.insert });
     return next();
   },
 };
@@ -214,16 +268,18 @@ async function jsonLoop(
     const read = await readOrReplayFailure(upstream.body);
     if ('failed' in read) return { ...upstream, body: read.failed };
     const raw = read.raw;
-    const replay = { ...upstream, body: Readable.from([raw]) };
+    const replay: UpstreamResponse = { ...upstream, body: Readable.from([raw]) };
     let json: Record<string, unknown>;
     try {
-      const { body } = decoded({ ...upstream, body: Readable.from([raw]) });
-      json = JSON.parse((await readAll(body)).toString('utf8')) as Record<string, unknown>;
+      json = JSON.parse(await answerText(upstream, raw)) as Record<string, unknown>;
     } catch {
       return replay;
     }
     // Every answer's usage counts (the first and each continuation's): src/server/accounting.ts.
-    answerRead(ex, round, state.format.usageFromJson(json));
+    const usage = state.format.usageFromJson(json);
+    answerRead(ex, round, usage);
+    // the answer relayed as it came: its usage is read already
+    replay.usage = usage;
     const { calls, assistant } = state.format.ownToolCalls(json, RETRIEVE_TOOL_NAME);
     if (calls.length === 0) return replay;
     if (round >= MAX_RETRIEVAL_ROUNDS) {
@@ -292,13 +348,17 @@ function streamLoop(ex: ProxyExchange, state: RetrievalState, first: UpstreamRes
  */
 export const retrievalLoopStage: ProxyStage = {
   name: 'retrieval-loop',
-  async run(ex, next) {
+  run(ex, next) {
     const state = ex.retrieval;
     const upstream = ex.upstream;
     if (!state || !upstream || upstream.statusCode !== 200) return next();
     const type = header(upstream, 'content-type') ?? '';
     if (type.includes('text/event-stream')) ex.upstream = streamLoop(ex, state, upstream);
-    else if (type.includes('json')) ex.upstream = await jsonLoop(ex, state, upstream);
+    else if (type.includes('json'))
+      return jsonLoop(ex, state, upstream).then((answered) => {
+        ex.upstream = answered;
+        return next();
+      });
     return next();
   },
 };
