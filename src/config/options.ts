@@ -167,8 +167,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'integer',
     default: 16 * 1024 * 1024,
     min: 1024 * 1024,
-    description:
-      'memory of the in-process memos (docs/stats.md lists them), estimated bytes; LRU past it',
+    description: 'memory of the in-process memos (docs/stats.md lists them), estimated bytes; LRU past it',
     commands: SERVE,
   },
   {
@@ -512,7 +511,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'integer',
     default: 512 * 1024 * 1024,
     min: 1024,
-    description: "size cap in bytes of the durable CCR store (and of the server's spill file); oldest evicted past it",
+    description:
+      "size cap in bytes of the durable CCR store (and of the server's spill file); oldest evicted past it",
     commands: ALL,
   },
   {

@@ -33,8 +33,12 @@ export function credentialOf(headers: IncomingHttpHeaders, search?: string | nul
   let one: string | undefined;
   let more: string[] | undefined;
   const add = (v: string) => {
-    if (one === undefined) one = v;
-    else (more ??= [one]).push(v);
+    if (one === undefined) {
+      one = v;
+      return;
+    }
+    if (more === undefined) more = [one];
+    more.push(v);
   };
   const auth = headerValue(headers.authorization);
   if (auth) {
