@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { SvcError } from '../errors.js';
-import { noteBodyRead } from './body-gc.js';
 
 /** A request body as received, and decoded when it was sent compressed. */
 export interface RequestBody {
@@ -117,7 +116,6 @@ export async function readBody(
       ? Buffer.from(new SharedArrayBuffer(declared))
       : undefined;
   const { chunks, size } = await collect(req, maxBytes, shared);
-  noteBodyRead(size);
   if (shared && size !== shared.length)
     throw new SvcError('SVC_BAD_REQUEST', 'request body shorter or longer than its content-length');
   const raw = shared
