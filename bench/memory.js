@@ -89,13 +89,21 @@ async function main() {
   requireBuild();
   const home = mkdtempSync(join(os.tmpdir(), 'svc-mem-'));
   const mock = await spawnPrintsPort(join(ROOT, 'bench/lib/mock-upstream.js'));
-  const proc = BASELINE
-    ? await spawnPrintsPort(join(ROOT, 'bench/lib/forward-proxy.js'), [mock.url])
-    : await spawnSvc(mock.url, {
-        home,
-        extra,
-        env: SVC_NODE_OPTIONS ? { NODE_OPTIONS: SVC_NODE_OPTIONS } : {},
-      });
+  let proc;
+  try {
+    proc = BASELINE
+      ? await spawnPrintsPort(join(ROOT, 'bench/lib/forward-proxy.js'), [mock.url])
+      : await spawnSvc(mock.url, {
+          home,
+          extra,
+          env: SVC_NODE_OPTIONS ? { NODE_OPTIONS: SVC_NODE_OPTIONS } : {},
+        });
+  } catch (err) {
+    // a server that did not start: the mock upstream must not keep this process alive
+    mock.child.kill('SIGTERM');
+    rmSync(home, { recursive: true, force: true });
+    throw err;
+  }
   const pid = proc.child.pid;
   const t0 = performance.now();
   const rows = [];
