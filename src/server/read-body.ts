@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { SvcError } from '../errors.js';
+import { prematureClose } from './stream-errors.js';
 
 /** A request body as received, and decoded when it was sent compressed. */
 export interface RequestBody {
@@ -58,10 +59,8 @@ function collect(
     // close that comes after its end), and must not keep its chunks alive with it.
     let chunks: Buffer[] | undefined = [];
     let size = 0;
-    const premature = () =>
-      Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
     if (req.readableEnded) return resolve({ chunks, size });
-    if (req.destroyed) return reject(req.errored ?? premature());
+    if (req.destroyed) return reject(req.errored ?? prematureClose());
     const settle = (err?: Error) => {
       const got = chunks;
       if (!got) return;
@@ -80,7 +79,7 @@ function collect(
     });
     req.on('end', () => settle());
     req.on('error', (err: Error) => settle(err));
-    req.on('close', () => settle(premature()));
+    req.on('close', () => settle(prematureClose()));
   });
 }
 

@@ -11,6 +11,7 @@ import { CACHE_HEADER } from '../guards/responses.js';
 import { compressInWorker, readInWorker } from '../large-body/stages.js';
 import { readBody } from '../read-body.js';
 import { isBypass } from '../routes/compress.js';
+import { prematureClose } from '../stream-errors.js';
 import type { ProxyExchange, ProxyStage } from './pipeline.js';
 import { writeBody } from './splice-memo.js';
 import { clientResponseHeaders, upstreamError } from './upstream.js';
@@ -211,11 +212,6 @@ export const forwardStage: ProxyStage = {
     return next();
   },
 };
-
-/** What iterating a stream throws when it closes before its end. */
-function prematureClose(): Error {
-  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
-}
 
 /**
  * Sends `body`'s chunks to the client as they arrive, each given to `seen`

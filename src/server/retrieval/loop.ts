@@ -10,6 +10,7 @@ import { answerRead } from '../accounting.js';
 import type { ProxyExchange, ProxyStage, RetrievalState, UpstreamResponse } from '../proxy/pipeline.js';
 import { keepBody } from '../proxy/splice-memo.js';
 import { runOnce } from '../proxy/stages.js';
+import { prematureClose } from '../stream-errors.js';
 import {
   answerCalls,
   appendRetrievalTurn,
@@ -79,11 +80,6 @@ function readOrReplayFailure(body: Readable): Promise<{ raw: Buffer } | { failed
       if (!body.readableEnded) failed(prematureClose());
     });
   });
-}
-
-/** What iterating a stream throws when it closes before its end. */
-function prematureClose(): Error {
-  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
 /** The text of a whole answer as received, decoded when it came compressed. */
