@@ -81,12 +81,17 @@ export const guardStage: ProxyStage = {
       ex.cacheOutcome = 'BYPASS';
       return next();
     }
-    return guard(ex, guards, next);
+    return guard(ex, guards, Boolean(cacheable), next);
   },
 };
 
 /** The guards that hold, look up or reserve something, in order (see `guardStage`). */
-async function guard(ex: ProxyExchange, guards: Guards, next: () => Promise<void>): Promise<void> {
+async function guard(
+  ex: ProxyExchange,
+  guards: Guards,
+  cacheable: boolean,
+  next: () => Promise<void>,
+): Promise<void> {
   const { ctx, req, res, event } = ex;
   const format = ex.format!;
   const client = clientKeyHash(req, event);
@@ -108,7 +113,7 @@ async function guard(ex: ProxyExchange, guards: Guards, next: () => Promise<void
   const cache = guards.cache;
   let outcome: CacheOutcome = 'BYPASS';
   const json = ex.json;
-  if (cache && (json || facts?.cacheKey !== undefined) && !wantsCacheBypass(req)) {
+  if (cache && cacheable) {
     const key =
       facts?.cacheKey ??
       responseCacheKey({
