@@ -114,6 +114,15 @@ const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
 /** Adds `b` into `a` (in place); `byMax` bounds the values per dimension of `a.by`. */
 export function addAmount(a: SavingsAmount, b: SavingsAmount, byMax = BY_MAX_VALUES): void {
+  addTotals(a, b);
+  if (b.by) {
+    a.by ??= {};
+    addBy(a.by, b.by, byMax);
+  }
+}
+
+/** Adds the totals of `b` (everything but its `by` part) into `a`. */
+function addTotals(a: SavingsAmount, b: Omit<SavingsAmount, 'by'>): void {
   a.tokens_saved += b.tokens_saved;
   a.compression_savings_usd = roundUsd(a.compression_savings_usd + b.compression_savings_usd);
   a.requests += b.requests;
@@ -121,10 +130,6 @@ export function addAmount(a: SavingsAmount, b: SavingsAmount, byMax = BY_MAX_VAL
   a.cli_tokens_saved = (a.cli_tokens_saved ?? 0) + (b.cli_tokens_saved ?? 0);
   a.cli_runs = (a.cli_runs ?? 0) + (b.cli_runs ?? 0);
   a.cache_aware_savings_usd = roundUsd((a.cache_aware_savings_usd ?? 0) + (b.cache_aware_savings_usd ?? 0));
-  if (b.by) {
-    a.by ??= {};
-    addBy(a.by, b.by, byMax);
-  }
 }
 
 function addBy(into: AmountBy, from: AmountBy, max: number): void {
@@ -199,17 +204,17 @@ export function addToDelta(delta: SavingsDelta, record: SavingsRecord): void {
     addAmount(amount, { ...zeroAmount(), cache_aware_savings_usd: record.cacheAwareUsd ?? 0 });
     return;
   }
-  // one proxied saving, added in place (what `addAmount` of it would do, without building it: once per request)
+  // one proxied saving: its totals, then its attribution added row by row (no amount built for it)
   const usd = record.savingsUsd ?? 0;
-  amount.tokens_saved += record.tokensSaved;
-  amount.compression_savings_usd = roundUsd(amount.compression_savings_usd + usd);
-  amount.requests += 1;
-  amount.unpriced_tokens_saved += unpriced;
-  amount.cli_tokens_saved ??= 0;
-  amount.cli_runs ??= 0;
-  amount.cache_aware_savings_usd = roundUsd(
-    (amount.cache_aware_savings_usd ?? 0) + (record.cacheAwareUsd ?? 0),
-  );
+  addTotals(amount, {
+    tokens_saved: record.tokensSaved,
+    compression_savings_usd: usd,
+    requests: 1,
+    unpriced_tokens_saved: unpriced,
+    cli_tokens_saved: 0,
+    cli_runs: 0,
+    cache_aware_savings_usd: record.cacheAwareUsd ?? 0,
+  });
   const attribution = record.attribution;
   if (attribution) {
     amount.by ??= {};
