@@ -1,5 +1,7 @@
 import { arch, platform } from 'node:os';
+import type { Dispatcher } from 'undici';
 import type { RoutePlugin, ServerContext } from '../context.js';
+import { undiciParts } from '../proxy/undici-parts.js';
 
 /** How often aggregates are sent while running (also once at shutdown). */
 export const TELEMETRY_INTERVAL_MS = 6 * 60 * 60 * 1000;
@@ -19,11 +21,18 @@ export interface TelemetryReport {
   compression_failures: number;
 }
 
+/** The reports' own dispatcher (undici's global one would load all of undici: see undici-parts.ts). */
+let dispatcher: Dispatcher | undefined;
+
 /** Sends one report; failures are logged at debug level and otherwise ignored. */
 export async function sendTelemetry(ctx: ServerContext, url: string, report: TelemetryReport): Promise<void> {
   try {
-    const { request } = await import('undici');
-    const res = await request(url, {
+    const { Agent, request } = await undiciParts();
+    dispatcher ??= new Agent();
+    const target = new URL(url);
+    const res = await request(dispatcher, {
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': `svc/${ctx.version}` },
       body: JSON.stringify(report),

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Agent, Pool } from 'undici';
 import { SvcError } from '../../errors.js';
 import type { CancelSignal, ProxyExchange, UpstreamCall, UpstreamClient } from '../context.js';
+import { type UndiciParts, undiciParts } from './undici-parts.js';
 
 export type { CancelSignal, UpstreamCall, UpstreamClient } from '../context.js';
 
@@ -203,11 +204,11 @@ function replayable(body: UpstreamCall['body']): boolean {
 export function createUpstreamClient(timeoutMs: number): UpstreamClient {
   // The agent's pool of each origin, as its factory made it (the agent's own default: a Pool).
   const pools = new Map<string, Pool>();
-  let loading: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
+  let loading: Promise<{ undici: UndiciParts; agent: Agent }> | undefined;
   // the same, once loaded (a request then does not wait a tick for it)
-  let loaded: { undici: typeof import('undici'); agent: Agent } | undefined;
+  let loaded: { undici: UndiciParts; agent: Agent } | undefined;
   const load = () => {
-    loading ??= import('undici').then((undici) => {
+    loading ??= undiciParts().then((undici) => {
       loaded = {
         undici,
         agent: new undici.Agent({
@@ -237,7 +238,7 @@ export function createUpstreamClient(timeoutMs: number): UpstreamClient {
       const { undici, agent } = loaded ?? (await load());
       const target = requestTarget(call.url);
       const send = () =>
-        agent.request({
+        undici.request(agent, {
           origin: target.origin,
           path: target.path,
           method: call.method as 'POST',
