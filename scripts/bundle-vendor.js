@@ -138,6 +138,14 @@ function fromIndex(GptEncoding, name, dir, chunker) {
   const decoder = [];
   for (const rank in bytes) decoder[rank] = bytes[rank];
   decoder.length = n;
+  // The processor's constructor walks the decoder with forEach, which visits every index of the
+  // sparse array (n of them, ~10 ms for o200k): it is given the same entries, in the same order,
+  // from the ranks that are there.
+  Object.defineProperty(decoder, 'forEach', {
+    value(visit) {
+      for (const rank in bytes) visit(bytes[rank], Number(rank), decoder);
+    },
+  });
   const api = GptEncoding.getEncodingApi(name, () => decoder);
   const core = api.bytePairEncodingCoreProcessor;
   // Whether text[start, end) is a token of its own: the same lookup as get() below, on the range.
