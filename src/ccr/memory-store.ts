@@ -126,7 +126,17 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): Memor
       : {}),
   });
 
-  const put = async (hash: string, original: string): Promise<void> => {
+  /**
+   * Stores one original; a promise only when the caller has to wait (for the
+   * spill store, or for writes to it that fell behind).
+   */
+  const store = (hash: string, original: string): Promise<void> | undefined => {
+    // Held already: a conversation's originals are stored again on each of its turns, which renews
+    // their recency and lifetime as setting them would, without measuring the text again.
+    if (cache.peek(hash) === original) {
+      cache.get(hash, { updateAgeOnGet: true });
+      return undefined;
+    }
     // lru-cache silently skips an entry larger than the whole cache; a marker
     // pointing at it could never be redeemed (principle 3): store it past
     // memory, or refuse it.
@@ -140,19 +150,25 @@ export function createMemoryCcrStore(options: MemoryCcrStoreOptions = {}): Memor
     }
     cache.set(hash, original);
     // Writes falling behind (a slow disk): the caller waits rather than memory growing past the cap.
-    if (outgoingBytes > maxSize) await flush();
+    return outgoingBytes > maxSize ? flush() : undefined;
   };
   return {
-    put,
+    async put(hash, original) {
+      await store(hash, original);
+    },
     async putMany(entries) {
       if (!spillStore) {
         // One request's originals must all stay: a batch past the cap would evict its own first entries.
         let bytes = 0;
-        for (const [hash, original] of entries) bytes += entryBytes(hash, original);
+        for (const hash of entries.keys()) bytes += entryBytes(hash, entries.get(hash)!);
         if (bytes > maxSize)
           throw new SvcError('SVC_STORE_UNAVAILABLE', `CCR entries of ${bytes} bytes exceed the store's cap`);
       }
-      for (const [hash, original] of entries) await put(hash, original);
+      // by key (a request's whole conversation is stored again each turn: no [key, value] pair each)
+      for (const hash of entries.keys()) {
+        const waiting = store(hash, entries.get(hash)!);
+        if (waiting) await waiting;
+      }
     },
     async get(hash) {
       const held = cache.get(hash) ?? outgoing.get(hash)?.original;

@@ -17,6 +17,27 @@ describeCcrStoreContract(
   { durable: false },
 );
 
+describe('a conversation’s originals stored again on its next turn', () => {
+  it('become the most recent again, with a new lifetime, and their size is counted once', async () => {
+    let t = 0;
+    const store = createMemoryCcrStore({ maxSize: 1_000, ttlMs: 10_000, now: () => t });
+    const a = 'a'.repeat(300);
+    const b = 'b'.repeat(300);
+    const turn = new Map([[contentHash(a), a]]);
+    await putAll(store, turn);
+    await store.put(contentHash(b), b);
+    const held = store.memoryBytes!();
+    t += 8_000;
+    await putAll(store, turn); // the next turn: a again, b not
+    expect(store.memoryBytes!()).toBe(held);
+    const c = 'c'.repeat(300);
+    await store.put(contentHash(c), c); // past the cap: the least recent (b) goes
+    expect(await store.get(contentHash(b))).toBeUndefined();
+    t += 8_000; // 16 s after a was first stored, 8 s after it was stored again
+    expect(await store.get(contentHash(a))).toBe(a);
+  });
+});
+
 describe('the memory store’s size', () => {
   it('counts an original as V8 keeps it: two bytes a character when one is beyond Latin-1', async () => {
     const store = createMemoryCcrStore({ maxSize: 1024 * 1024 });
