@@ -157,6 +157,7 @@ const memos = new Map<string, LRUCache<string, number>>();
 export function setTokenMemoLimit(maxChars: number): void {
   memoMaxChars = Math.max(1024, Math.floor(maxChars));
   memos.clear();
+  tokenizers.clear();
 }
 
 /** Characters of text the count memo holds (`/metrics`). */
@@ -248,6 +249,9 @@ function sumMessages(
   return total;
 }
 
+/** The tokenizer of each encoding (exact or estimating), made once: it depends on nothing else. */
+const tokenizers = new Map<string, Tokenizer>();
+
 /**
  * A tokenizer for a model. Counts of distinct texts are memoized by the text
  * (shared across calls, bounded), so a conversation re-sent each turn is
@@ -255,6 +259,16 @@ function sumMessages(
  */
 export function tokenizerFor(model: string): Tokenizer {
   const { encoding, exact } = encodingForModel(model);
+  const key = exact ? encoding : `${encoding}:estimate`;
+  let tokenizer = tokenizers.get(key);
+  if (!tokenizer) {
+    tokenizer = makeTokenizer(encoding, exact);
+    tokenizers.set(key, tokenizer);
+  }
+  return tokenizer;
+}
+
+function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
   const raw = COUNTERS[encoding];
   const memo = memoFor(encoding);
   const counted = countedFor(exact ? encoding : `${encoding}:estimate`);
