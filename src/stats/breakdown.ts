@@ -1,7 +1,7 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
 import type { RequestFinishedEvent } from '../events.js';
 import { countsAsSaving, type RequestCost } from './cost.js';
 import { normalizeModel } from './pricing.js';
+import { Counter, Gauge, type Registry } from './prom.js';
 
 /*
  * Attribution (issue 18, item 7): requests, tokens, cost and savings by

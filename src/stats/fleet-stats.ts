@@ -1,7 +1,7 @@
-import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { Logger } from '../log.js';
 import type { SharedStore } from '../store/redis.js';
 import type { LiveStats, LiveTotals } from './live-stats.js';
+import { AggregatorRegistry, type Registry } from './prom.js';
 
 /**
  * Metrics whose values already are the fleet's (the Redis cache's own

@@ -1,6 +1,6 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestFinishedEvent } from '../events.js';
 import { countsAsSaving, type RequestCost } from './cost.js';
+import { Counter, Gauge, Histogram, Registry } from './prom.js';
 
 /** Buckets of `service_compression_ratio` (tokens after / tokens before). */
 export const RATIO_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
