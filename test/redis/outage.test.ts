@@ -105,7 +105,10 @@ describe('Redis lost while serving', () => {
     expect(forwarded).toHaveLength(1);
     expect(forwarded[0]).toContain(JSON.stringify(longText('during')));
     expect(forwarded[0]).not.toContain('hash=');
-    expect(a.events.at(-1)?.compressionFailed).toBe(true);
+    // and counted as a failed compression. Events come once their counts are made, after the answer
+    // (issue 19), so not necessarily before this line; the traffic's compressible requests to A fail
+    // the same way while Redis is down.
+    await eventually(() => a.events.some((e) => e.compressionFailed === true));
     for (const r of [a, b]) {
       const stats = await fetch(`${r.url}/stats`, { signal: AbortSignal.timeout(5000) });
       expect(stats.status).toBe(200);
