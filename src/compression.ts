@@ -52,6 +52,11 @@ export async function countRequestText(model: string, text: string): Promise<num
   return (await lazyEngine.load()).tokenizerFor(model).countText(text);
 }
 
+/** Tokens of a request's messages, as the engine counts them (`tokens_before`), with its tokenizer for `model`. */
+export async function countRequestMessages(model: string, messages: ChatMessage[]): Promise<number> {
+  return (await lazyEngine.load()).tokenizerFor(model).countMessages(messages);
+}
+
 /**
  * A memo of per-content engine results shared by all requests, bounded by
  * their estimated bytes (keys and results as V8 stores them, and the

@@ -54,6 +54,20 @@ function post(body: string | Uint8Array, headers: Record<string, string> = HEADE
   return fetch(`${svc!.url}${path}`, { method: 'POST', headers, body: body as BodyInit });
 }
 
+/** `tokensBefore` of `body` as a server with the real engine reports it (a server of its own). */
+async function countedBefore(body: string): Promise<number> {
+  const up = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+  const other = await startSvc({ flags: { 'messages-api-url': `${up.url}/v1` } });
+  try {
+    await (await fetch(`${other.url}/v1/messages`, { method: 'POST', headers: HEADERS, body })).text();
+    await until(() => other.events.length === 1);
+    return other.events[0]!.tokensBefore;
+  } finally {
+    await other.close();
+    await up.close();
+  }
+}
+
 /** Removes the two long tool outputs (original or compressed) so the rest can be compared byte for byte. */
 const stripCompressed = (s: string) => s.replace(/"(content|text)": ?"(test output|log|FAKE)[^"]*"/g, '');
 
@@ -201,7 +215,13 @@ describe('/v1/messages (messages format)', () => {
     expect(sent).toContain('"name":"svc_retrieve"');
     expect(withoutRetrievalTool(sent)).toBe(TEXT);
     await until(() => svc!.events.length === 1);
-    expect(svc!.events[0]).toMatchObject({ compressionFailed: true, status: 200, tokensSaved: 0 });
+    const failed = svc!.events[0]!;
+    expect(failed).toMatchObject({ compressionFailed: true, status: 200, tokensSaved: 0 });
+    // its tokens in are known (the original as sent, counted after the answer), never 0; the
+    // forwarded request carries the retrieval tool on top of them
+    const counted = await countedBefore(TEXT);
+    expect(failed.tokensBefore).toBe(counted);
+    expect(failed.tokensAfter).toBe(counted + (failed.tokensAdded ?? 0));
   });
 
   it('fails open when the CCR store cannot be written (no unredeemable marker goes out)', async () => {
@@ -213,6 +233,7 @@ describe('/v1/messages (messages format)', () => {
     expect(withoutRetrievalTool(sent)).toBe(TEXT);
     await until(() => svc!.events.length === 1);
     expect(svc!.events[0]!.compressionFailed).toBe(true);
+    expect(svc!.events[0]!.tokensBefore).toBe(await countedBefore(TEXT));
   });
 
   it('a body that is not JSON is forwarded untouched and the upstream answer relayed', async () => {

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { compressAndStore, countRequestText } from '../../compression.js';
+import { compressAndStore, countRequestMessages, countRequestText } from '../../compression.js';
 import { isSvcError } from '../../errors.js';
 import { messagesList, parseRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
@@ -139,7 +139,31 @@ async function compress(ex: ProxyExchange, parsed: ParsedRequest): Promise<void>
     );
   } catch (err) {
     failOpen(ex, err, 'compression failed');
+    countOriginal(ex, parsed);
   }
+}
+
+/**
+ * The tokens of a request forwarded as it came because its compression
+ * failed: its messages and tool definitions, counted once it has been
+ * forwarded, as compressed ones are. Tokens in, none saved; known, so never
+ * reported as 0 (principle 5).
+ */
+function countOriginal(ex: ProxyExchange, parsed: ParsedRequest): void {
+  ex.countTokens = runOnce(async () => {
+    try {
+      const model = parsed.model ?? 'unknown';
+      const [messages, tools] = await Promise.all([
+        countRequestMessages(model, parsed.messages),
+        toolTokens(parsed),
+      ]);
+      ex.event.tokensBefore = messages + tools;
+      ex.event.tokensAfter = messages + tools;
+    } catch (err) {
+      ex.ctx.logger.error('token counts for the stats failed', { path: ex.path, error: String(err) });
+    }
+  });
+  ex.onFinish.unshift(() => ex.countTokens?.());
 }
 
 /**
@@ -187,6 +211,7 @@ export const spliceStage: ProxyStage = {
       } catch (err) {
         ex.event.tokensBefore = 0;
         failOpen(ex, err, 'compressed request could not be spliced');
+        countOriginal(ex, parsed);
       }
     }
     return next();
