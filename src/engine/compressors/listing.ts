@@ -5,13 +5,17 @@ import { isBlank } from './lines.js';
  * them (`     12→code` or `    12\tcode`). The numbers stay; their padding is
  * redundant whitespace.
  */
-const NUMBERED_RE = /^ *(\d+)(→|\t)(.*)$/;
+export const NUMBERED_RE = /^ *(\d+)(→|\t)(.*)$/;
 
 /** The padding before a line's number, and the number with its separator. */
 export const PADDED_NUMBER_RE = /^ +(\d+(?:→|\t))/;
 
-/** True when most lines are numbered (trailing notes after the listing are allowed). */
-export function isNumberedListing(lines: readonly string[]): boolean {
+/**
+ * How many non-blank lines `lines` has when at least 80 % of them are
+ * numbered (trailing notes after the listing are allowed), else 0. Stops as
+ * soon as the rest cannot reach 80 %.
+ */
+export function numberedNonBlank(lines: readonly string[]): number {
   let numbered = 0;
   let nonEmpty = 0;
   for (let i = 0; i < lines.length; i++) {
@@ -20,9 +24,14 @@ export function isNumberedListing(lines: readonly string[]): boolean {
     nonEmpty++;
     if (NUMBERED_RE.test(l)) numbered++;
     // settled: even if every line left were numbered, they would be under 80 % (by at least a line)
-    else if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return false;
+    else if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return 0;
   }
-  return nonEmpty >= 3 && numbered >= nonEmpty * 0.8;
+  return numbered >= nonEmpty * 0.8 ? nonEmpty : 0;
+}
+
+/** True when most of at least three non-blank lines are numbered (`numberedNonBlank`). */
+export function isNumberedListing(lines: readonly string[]): boolean {
+  return numberedNonBlank(lines) >= 3;
 }
 
 /** The listing's lines without their numbers (other lines as they are). */

@@ -1,12 +1,5 @@
-import {
-  collapseRepeats,
-  isBlank,
-  markRepeatedRuns,
-  renderKept,
-  tidyLines,
-  trimTrailingBlanks,
-} from './lines.js';
-import { unpadListing } from './listing.js';
+import { collapseRepeats, markRepeatedRuns, renderKept, tidyLines, trimTrailingBlanks } from './lines.js';
+import { NUMBERED_RE, numberedNonBlank, unpadListing } from './listing.js';
 import type { CompressContext, Compressed } from './types.js';
 
 /**
@@ -27,29 +20,12 @@ import type { CompressContext, Compressed } from './types.js';
  *   the exact text is both earlier in the conversation and retrievable.
  */
 
-/** A numbered line: number, separator, content. */
-const NUMBERED_RE = /^ *(\d+)(→|\t)(.*)$/;
 /** In a run of consecutive numbered lines, every this-many-th line keeps its number. */
 export const NUMBER_EVERY = 10;
 /** Listings shorter than this keep every number (the note would cost more than it saves). */
 const MIN_THINNED_LINES = 20;
 /** The note above a listing whose numbers were thinned. */
 export const THINNED_NOTE = `[svc: line numbers on every ${NUMBER_EVERY}th line and after gaps only]`;
-
-/** True when at least 80 % of the non-blank lines are numbered (trailing notes after the listing are allowed). */
-function mostlyNumbered(lines: readonly string[]): boolean {
-  let numbered = 0;
-  let nonEmpty = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
-    if (isBlank(l)) continue;
-    nonEmpty++;
-    if (NUMBERED_RE.test(l)) numbered++;
-    // settled: even if every line left were numbered, they would be under 80 % (by at least a line)
-    else if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return false;
-  }
-  return nonEmpty === 0 ? false : numbered / nonEmpty >= 0.8;
-}
 
 /**
  * Lossless: unpads the numbers of a numbered listing and, in runs of
@@ -62,7 +38,7 @@ export function thinNumbers(
   lines: readonly string[],
   keep?: Uint8Array,
 ): { lines: string[]; thinned: boolean } {
-  if (lines.length < MIN_THINNED_LINES || !mostlyNumbered(lines)) {
+  if (lines.length < MIN_THINNED_LINES || numberedNonBlank(lines) === 0) {
     return { lines: unpadListing(lines), thinned: false };
   }
   let prev = -2;
@@ -98,7 +74,7 @@ function trimEnds(lines: readonly string[]): string[] {
  */
 export function compressRead(text: string, ctx: CompressContext, noReferences = false): Compressed {
   const raw = text.split('\n');
-  const numbered = mostlyNumbered(raw);
+  const numbered = numberedNonBlank(raw) > 0;
   // numbered blank lines are not blank: only an unnumbered text loses runs of blank lines
   const lines = collapseRepeats(numbered ? trimEnds(raw) : tidyLines(raw));
   const repeated = noReferences ? new Uint8Array(lines.length) : markRepeatedRuns(lines, ctx.earlierLines());
