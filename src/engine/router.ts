@@ -1,6 +1,6 @@
 import { callScopedMap, inCall } from './call-scope.js';
 import { parseJsonContent, parseJsonLines } from './compressors/json-parse.js';
-import { isBlank, withoutTaskLabels } from './compressors/lines.js';
+import { isBlank, joinedLength, withoutTaskLabels } from './compressors/lines.js';
 import { isNumberedListing, listingBody } from './compressors/listing.js';
 import { STACK_RE } from './compressors/log.js';
 import type { ContentType } from './compressors/types.js';
@@ -114,8 +114,7 @@ export function detectContentType(text: string): ContentType {
   // a hunk header holds `@@ -`: one native search settles most texts
   if (text.includes('@@ -') && DIFF_RE.test(text.slice(0, 20000)) && HUNK_RE.test(text)) return 'diff';
   // the sampled lines as one text: a prefix of `text`
-  let headLength = lines.length - 1;
-  for (const l of lines) headLength += l.length;
+  const headLength = joinedLength(lines);
   const head = headLength === text.length ? text : text.slice(0, headLength);
   if (HTML_START_RE.test(head)) return 'html';
   if (tagDense(head, 10)) return 'html';
@@ -209,7 +208,7 @@ const READ_PROGRAMS = new Set([
 ]);
 const LIST_PROGRAMS = new Set(['ls', 'find', 'tree', 'fd', 'fdfind', 'find_file']);
 /** Every program `simpleCommandKind` may find a read or a listing. */
-const KNOWN_PROGRAMS = new Set([...READ_PROGRAMS, ...LIST_PROGRAMS, 'sed', 'git', 'rg', 'fd']);
+const KNOWN_PROGRAMS = new Set([...READ_PROGRAMS, ...LIST_PROGRAMS, 'sed', 'git', 'rg']);
 /** Filters after a pipe that print some of their input lines unchanged. */
 const PASS_FILTERS = new Set(['head', 'tail', 'sort', 'uniq', 'nl', 'cat']);
 
