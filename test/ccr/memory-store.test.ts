@@ -67,6 +67,11 @@ describe('the memory store spilling to a spill file', () => {
   let n = 0;
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   const entry = (text: string): [string, string] => [contentHash(text), text];
+  /** Puts eight fillers of ~1 KB (past a 4 KiB cap: what was there moves out) and waits for the moves. */
+  const fillPastCap = async (store: ReturnType<typeof createMemoryCcrStore>): Promise<void> => {
+    for (let i = 0; i < 8; i++) await store.put(...entry(`filler ${i} `.repeat(100)));
+    await store.flush();
+  };
 
   function spilling(maxSize: number, ttlMs = 60_000) {
     let t = 1_700_000_000_000;
@@ -111,8 +116,7 @@ describe('the memory store spilling to a spill file', () => {
     const [hash, text] = entry('moved out after five seconds '.repeat(40));
     await s.store.put(hash, text);
     s.tick(5_000);
-    for (let i = 0; i < 8; i++) await s.store.put(...entry(`filler ${i} `.repeat(100)));
-    await s.store.flush();
+    await fillPastCap(s.store);
     expect(await s.file.get(hash)).toBe(text);
     s.tick(4_000);
     expect(await s.store.get(hash)).toBe(text);
@@ -126,8 +130,7 @@ describe('the memory store spilling to a spill file', () => {
     const [hash, text] = entry('expired before it was evicted '.repeat(40));
     await s.store.put(hash, text);
     s.tick(11_000);
-    for (let i = 0; i < 8; i++) await s.store.put(...entry(`filler ${i} `.repeat(100)));
-    await s.store.flush();
+    await fillPastCap(s.store);
     expect(await s.file.get(hash)).toBeUndefined();
     expect(await s.store.get(hash)).toBeUndefined();
     await s.store.close();

@@ -5,6 +5,7 @@ import { contentHash } from '../../src/engine/hash.js';
 import { parseMarkers } from '../../src/engine/markers.js';
 import { parsePrometheusText } from '../stats/prom-text.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc } from './helpers.js';
+import { CHAT_REPLY } from './sse-mocks.js';
 
 // Past --ccr-memory-max-bytes the server moves the least recently used originals to a spill file
 // (issue 19): memory stays within the bound and every marker stays redeemable.
@@ -12,14 +13,6 @@ import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc
 const SAMPLE = JSON.parse(
   readFileSync(join(import.meta.dirname, '../../fixtures/samples/agent-session.json'), 'utf8'),
 ) as { model: string; messages: Array<{ role: string; content: string }> };
-
-const REPLY = {
-  id: 'chatcmpl-1',
-  object: 'chat.completion',
-  model: 'gpt-4o',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 1000, completion_tokens: 2, total_tokens: 1002 },
-};
 
 /** The sample conversation as a new one: every tool output made unique. */
 function conversation(n: number): string {
@@ -39,7 +32,7 @@ afterEach(async () => {
 
 describe('the in-memory CCR store past --ccr-memory-max-bytes', () => {
   it('moves the oldest originals to its spill file: memory stays bounded, every marker redeems', async () => {
-    upstream = await startMockUpstream((_req, res) => replyJson(res, 200, REPLY));
+    upstream = await startMockUpstream((_req, res) => replyJson(res, 200, CHAT_REPLY));
     const cap = 1024 * 1024;
     svc = await startSvc({
       flags: {
