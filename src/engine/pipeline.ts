@@ -40,19 +40,35 @@ export interface Transform {
 export type Tokens = number | string;
 
 /**
+ * Tokens before and after one change. A pair handed to `TransformLog.recordPair`
+ * has its texts replaced by their counts when the entries are read, so a
+ * memoized outcome that records the same pair on every turn is counted once.
+ */
+export type TokenPair = [before: Tokens, after: Tokens];
+
+/**
  * Tokens before and after per `name:kind`, rendered as `transforms_applied`
  * entries `name:kind:ratio` (ratio = after / before over the texts it changed).
  * Texts are counted only when `entries()` is called: the proxy reads them
  * after the request has been forwarded (issue 19).
  */
 export class TransformLog {
-  private readonly records: Array<[key: string, before: Tokens, after: Tokens]> = [];
+  private readonly records: Array<[key: string, pair: TokenPair]> = [];
   private readonly extra: string[] = [];
 
   constructor(private readonly count: (text: string) => number) {}
 
   record(name: string, kind: string, before: Tokens, after: Tokens): void {
-    this.records.push([`${name}:${kind}`, before, after]);
+    this.records.push([`${name}:${kind}`, [before, after]]);
+  }
+
+  /**
+   * Records `pair` itself: reading the entries writes the counts of its texts
+   * into it. The caller keeps it for one tokenizer only (counts differ by
+   * encoding).
+   */
+  recordPair(name: string, kind: string, pair: TokenPair): void {
+    this.records.push([`${name}:${kind}`, pair]);
   }
 
   /** Adds a ready-made entry (from a transform that reports its own). */
@@ -62,11 +78,12 @@ export class TransformLog {
 
   entries(): string[] {
     const totals = new Map<string, { before: number; after: number }>();
-    const tokens = (t: Tokens) => (typeof t === 'number' ? t : this.count(t));
-    for (const [key, before, after] of this.records) {
+    for (const [key, pair] of this.records) {
+      if (typeof pair[0] === 'string') pair[0] = this.count(pair[0]);
+      if (typeof pair[1] === 'string') pair[1] = this.count(pair[1]);
       const t = totals.get(key) ?? { before: 0, after: 0 };
-      t.before += tokens(before);
-      t.after += tokens(after);
+      t.before += pair[0];
+      t.after += pair[1];
       totals.set(key, t);
     }
     const out: string[] = [];

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createEngineMemo } from '../../src/compression.js';
 import { compressMessages, type EngineOutput } from '../../src/engine/index.js';
-import type { ChatMessage } from '../../src/engine/types.js';
+import { tokenizerFor } from '../../src/engine/tokens.js';
+import type { ChatMessage, Tokenizer } from '../../src/engine/types.js';
 import { generateConversation } from './helpers.js';
 
 /** Everything an engine call produces, as one comparable value. */
@@ -39,5 +40,29 @@ describe('memoized work across requests', () => {
       const viaMemo = snapshot(compressMessages(structuredClone(messages), { model: 'gpt-4o', memo }));
       expect(viaMemo).toEqual(fresh(messages));
     }
+  });
+
+  it('counts the texts a memoized turn replays once, however long the history', () => {
+    // The stats of every turn add up the router's records of the whole history; with the count
+    // memo full (a history longer than it holds), each turn counted all of them again.
+    const base = tokenizerFor('gpt-4o');
+    const counted: string[] = [];
+    const tokenizer: Tokenizer = {
+      ...base,
+      countText: (text) => {
+        counted.push(text);
+        return base.countText(text);
+      },
+    };
+    const memo = createEngineMemo();
+    const messages = generateConversation(7, 30);
+    const first = compressMessages(messages, { model: 'gpt-4o', memo }, { tokenizer });
+    const applied = first.result.transforms_applied;
+    expect(applied.some((t) => t.startsWith('router:'))).toBe(true);
+    counted.length = 0;
+    const again = compressMessages([...messages], { model: 'gpt-4o', memo }, { tokenizer });
+    expect(again.result.transforms_applied).toEqual(applied);
+    const originals = new Set(messages.map((m) => (typeof m.content === 'string' ? m.content : '')));
+    expect(counted.filter((text) => originals.has(text))).toEqual([]);
   });
 });

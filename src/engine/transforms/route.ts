@@ -12,7 +12,13 @@ import { compressRead } from '../compressors/read.js';
 import { messageShape } from '../context/shape.js';
 import { contentHash } from '../hash.js';
 import { isCompressible, textUnits, withTexts } from '../messages.js';
-import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
+import {
+  markDone,
+  type PipelineEnv,
+  type PipelineState,
+  type TokenPair,
+  type Transform,
+} from '../pipeline.js';
 import { detectContentType, isNumberedText, type ToolKind, toolKind } from '../router.js';
 import { ENGINE_VERSION, MIN_SAVED_TOKENS, MIN_SAVINGS_RATIO, SMALL_OUTPUT_TOKENS } from '../settings.js';
 import type { ChatMessage, Tokenizer, ToolCall } from '../types.js';
@@ -32,8 +38,11 @@ interface Routed {
   /** The message as routed (the input itself when nothing changed). */
   out: ChatMessage;
   parts: number[];
-  /** `[type, text before, text after]` per compressed text (counted when the stats are read). */
-  records: Array<[ContentType, string, string]>;
+  /**
+   * `[type, [text before, text after]]` per compressed text: counted when the
+   * stats are read, and the counts kept here for the turns that replay it.
+   */
+  records: Array<[ContentType, TokenPair]>;
   /** CCR entries `[hash, original]` of its lossy markers. */
   ccr: Array<[string, string]>;
 }
@@ -54,7 +63,7 @@ function keepFactor(env: PipelineEnv, i: number): number {
 function replay(state: PipelineState, i: number, outcome: Routed): void {
   for (const [hash, original] of outcome.ccr) state.ccrEntries.set(hash, original);
   for (const part of outcome.parts) markDone(state, i, part);
-  for (const [type, before, after] of outcome.records) state.log.record('router', type, before, after);
+  for (const [type, pair] of outcome.records) state.log.recordPair('router', type, pair);
   if (outcome.out !== state.messages[i]) state.messages[i] = outcome.out;
 }
 
@@ -262,7 +271,7 @@ export function createRouteTransform(mode: RouteMode): Transform {
           replaced.set(unit.part, result.text);
           if (result.lossy) outcome.ccr.push([hash, unit.text]);
           outcome.parts.push(unit.part);
-          outcome.records.push([result.type, unit.text, result.text]);
+          outcome.records.push([result.type, [unit.text, result.text]]);
         }
         if (replaced.size > 0) outcome.out = withTexts(state.messages[i]!, replaced);
         if (fresh) {
