@@ -1,6 +1,5 @@
 import { beginCall, endCall } from './call-scope.js';
 import { intelligentContextStep } from './context/step.js';
-import type { ToinAdvice } from './context/types.js';
 import { type ContextStep, keepAllMessages } from './context-hook.js';
 import { deadlineOf } from './deadline.js';
 import { History } from './history.js';
@@ -12,7 +11,7 @@ export { tokenizerFor } from './tokens.js';
 
 import { dedupeTransform, losslessDedupeTransform } from './transforms/dedupe.js';
 import { losslessRouteTransform, routeTransform } from './transforms/route.js';
-import type { ChatMessage, CompressionResult, ContentMemo, EngineOutput, Tokenizer } from './types.js';
+import type { ChatMessage, CompressionResult, EngineOutput, Tokenizer } from './types.js';
 
 export type { ContextStep, ContextStepInput, ContextStepResult } from './context-hook.js';
 export { EngineTimeoutError } from './deadline.js';

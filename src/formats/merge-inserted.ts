@@ -48,7 +48,7 @@ export class InsertMerger {
       if (o === undefined || o < 0) continue;
       const m = this.parsed.origins[o]!.message;
       const target = m >= 0 ? this.bodyMessage(m) : undefined;
-      if (!target || target.role !== 'user') continue;
+      if (target?.role !== 'user') continue;
       const path = [...this.format.messagesPath, m, 'content'];
       if (typeof target.content === 'string') {
         const entry = this.strings.get(m) ?? { before: [], after: [], base: contentText(out[k]!.content) };

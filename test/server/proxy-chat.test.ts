@@ -1,15 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatBody } from '../formats/bodies.js';
 import { createFakeCompress } from './fake-engine.js';
-import {
-  type MockUpstream,
-  replyJson,
-  startMockUpstream,
-  startSvc,
-  type TestSvc,
-  until,
-  withoutRetrievalTool,
-} from './helpers.js';
+import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
 import { CHAT_REPLY, CHAT_SSE, startSse, writeEvents } from './sse-mocks.js';
 
 let svc: TestSvc | undefined;

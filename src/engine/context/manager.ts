@@ -89,7 +89,7 @@ export function fitToContext(
     prefixKey: deps.prefixKey,
   };
   if (budget === undefined || total <= budget)
-    return finish(messages, originals, work, budget, [], tokenizer.countMessages);
+    return finish(messages, originals, work, budget, []);
 
   const mode: Mode =
     options.intelligentContext === false
@@ -114,7 +114,6 @@ export function fitToContext(
         work,
         budget,
         transformsOf(mode, work, true),
-        tokenizer.countMessages,
         chain,
       );
     }
@@ -152,7 +151,6 @@ export function fitToContext(
     work,
     budget,
     transformsOf(mode, work, false),
-    tokenizer.countMessages,
     chain,
   );
   if (integrityProblems(result.messages).length > integrityProblems(messages).length) {
@@ -167,7 +165,7 @@ export function fitToContext(
       ccrEntries: new Map(),
       observations: [],
     };
-    return finish(messages, originals, whole, budget, ['context:failed:integrity'], tokenizer.countMessages);
+    return finish(messages, originals, whole, budget, ['context:failed:integrity']);
   }
   return result;
 }
@@ -401,7 +399,6 @@ function finish(
   work: Work,
   budget: number | undefined,
   transforms: string[],
-  count: (m: readonly ChatMessage[]) => number,
   chain?: MemoChain,
 ): FitResult {
   const spans = spansOf([...work.dropped]);

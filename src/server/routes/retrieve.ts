@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isOwnedBy } from '../../ccr/owner.js';
-import { parseQuery } from '../../ccr/query.js';
 import { retrieve } from '../../ccr/retrieve.js';
 import { isContentHash } from '../../engine/hash.js';
 import { isSvcError, SvcError } from '../../errors.js';
