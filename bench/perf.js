@@ -14,7 +14,8 @@
  * (the same body again). The ~91k fresh figures are taken after `FRESH_WARMUP`
  * first sights (V8 optimizes the engine over its first ~80 new conversations).
  *
- * Figures: CPU ms per request (server process user+sys delta / requests),
+ * Figures: CPU ms per request (server process CPU time delta / requests,
+ * every thread, to the microsecond: bench/lib/cpu.js),
  * added p50 at c=1 versus direct, requests/s at c=10 (~1k, same) as a ratio
  * to direct and to the baseline, time to ready (spawn -> GET /health 200),
  * RSS 5 s after ready, RSS after sustained ~91k fresh load at c=10 and after
@@ -380,7 +381,7 @@ function report(r) {
   }
   printTable('targets (issue 19)', ['target', 'measured', 'goal', ''], checks);
   console.log(
-    'CPU ms/request is the server process user+sys time (clock ticks of 10 ms) over the requests, work after the response included;',
+    'CPU ms/request is the server process CPU time (sum of its threads, bench/lib/cpu.js) over the requests, work after the response included;',
   );
   console.log(
     '"before forwarding" is the part until the upstream has the request (read by the mock upstream when it arrives): the request path.',

@@ -4,13 +4,13 @@
  * non-streaming reply (messages format for /v1/messages, chat-completions
  * otherwise) once the request body has been read. Prints its port on stdout.
  *
- * `GET /__watch?pid=N` makes it read process N's CPU time (/proc) when each
+ * `GET /__watch?pid=N` makes it read process N's CPU time (`cpu.js`) when each
  * later POST arrives, and `GET /__arrival` answers the last such reading in
  * ms: a bench sending through a proxy at c=1 gets the proxy's CPU time on the
  * request path (from before it sent to when the upstream has the request).
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { cpuMs } from './cpu.js';
 
 const MESSAGES_REPLY = JSON.stringify({
   id: 'msg_bench',
@@ -31,12 +31,6 @@ const CHAT_REPLY = JSON.stringify({
 
 let watched = 0;
 let arrivalCpuMs = Number.NaN;
-
-/** CPU time (user + system, all threads) of process `pid`, in ms (USER_HZ is 100). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const server = createServer((req, res) => {
   if (req.method === 'GET' && req.url?.startsWith('/__watch?pid=')) {

@@ -22,13 +22,7 @@ export function rssMb(pid) {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
-const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
-
-/** CPU time (user + system, all threads) a process has used, in ms. */
-export function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
+export { cpuMs } from './cpu.js';
 
 function freePort() {
   return new Promise((resolve, reject) => {
