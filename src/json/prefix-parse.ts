@@ -6,10 +6,11 @@
  * in proportion to the history, and so does everything after it: each fresh
  * string must be hashed again by every memo that looks it up. This parser
  * keeps the text, the bytes, the parsed messages and their spans of recent
- * bodies; when a new body starts with the same bytes (or characters) as one
- * of them up to the end of some message (one native comparison), those
- * messages are reused as they are (the same objects, whose strings V8 has
- * hashed already) and only the rest is decoded and parsed. The result equals
+ * bodies; when a new body goes on from one of them (repeats at least its
+ * first half) and starts with the same bytes (or characters) up to the end of
+ * some message (native comparisons), those messages are reused as they are
+ * (the same objects, whose strings V8 has hashed already) and only the rest
+ * is decoded and parsed. The result equals
  * `JSON.parse(text)`; the spans of the messages array are handed on to the
  * splicer (`SpanHints`). Work per body then grows with the new messages, not
  * the history (principle 4).
@@ -122,13 +123,19 @@ function laidOut(entry: Entry): Snapshot | undefined {
 }
 
 /**
- * The snapshots of a group with their index, most recent first. A body seen
- * only once is laid out when reached (replaced in place, or removed from the
- * group when it has nothing to reuse).
+ * The snapshots of a group that `continues` accepts, with their index, most
+ * recent first. A body seen only once is laid out when reached (replaced in
+ * place, or removed from the group when it has nothing to reuse); one that
+ * `continues` turns down is left as it is.
  */
-function* snapshots(group: Entry[]): Generator<[number, Snapshot]> {
+function* snapshots(group: Entry[], continues: (entry: Entry) => boolean): Generator<[number, Snapshot]> {
   for (let g = 0; g < group.length; ) {
-    const snapshot = laidOut(group[g]!);
+    const entry = group[g]!;
+    if (!continues(entry)) {
+      g += 1;
+      continue;
+    }
+    const snapshot = laidOut(entry);
     if (!snapshot) {
       group.splice(g, 1);
       continue;
@@ -137,6 +144,32 @@ function* snapshots(group: Entry[]): Generator<[number, Snapshot]> {
     yield [g, snapshot];
     g += 1;
   }
+}
+
+/**
+ * True when a body repeats the first half of an earlier one (half of the
+ * shorter of the two): one that goes on from it, as the next turn of a
+ * conversation does. Another conversation that opens with the same message
+ * (runs of one task, an eval harness) or one rewritten from early on shares
+ * less, and is parsed whole: reusing its few shared messages would cost more
+ * than parsing them (the earlier body laid out, the rest scanned for its
+ * messages and joined into a text of its own). One memory comparison.
+ */
+function goesOnFrom(raw: Buffer, earlier: Buffer | undefined): boolean {
+  if (!earlier) return false;
+  const half = Math.min(raw.length, earlier.length) >> 1;
+  return raw.compare(earlier, 0, half, 0, half) === 0;
+}
+
+/** `goesOnFrom` for texts. */
+function textGoesOnFrom(text: string, earlier: string): boolean {
+  const half = Math.min(text.length, earlier.length) >> 1;
+  return text.startsWith(half === earlier.length ? earlier : earlier.slice(0, half));
+}
+
+/** The bytes an entry was parsed from, when known. */
+function rawOf(entry: Entry): Buffer | undefined {
+  return 'unlaid' in entry ? entry.raw : entry.bytes?.raw;
 }
 
 /**
@@ -194,7 +227,7 @@ export class PrefixParser {
     const key = this.keys.get(raw) ?? bytesGroupKey(raw);
     if (key !== undefined) {
       const group = this.groups.get(key) ?? [];
-      for (const [g, earlier] of snapshots(group)) {
+      for (const [g, earlier] of snapshots(group, (e) => goesOnFrom(raw, rawOf(e)))) {
         const before = earlier.bytes;
         if (!before) continue;
         // The same body again (the very bytes `knownBytes` gave, or equal ones): the same parse.
@@ -237,7 +270,7 @@ export class PrefixParser {
     const group = key === undefined ? undefined : this.groups.peek(key);
     if (!group) return undefined;
     for (const entry of group) {
-      const raw = 'unlaid' in entry ? entry.raw : entry.bytes?.raw;
+      const raw = rawOf(entry);
       if (raw?.length !== size) continue;
       let at = 0;
       for (const chunk of chunks) {
@@ -255,7 +288,12 @@ export class PrefixParser {
   private parseText(text: string, key: string | undefined, raw: Buffer | undefined): ParsedBody {
     if (key === undefined) return { value: JSON.parse(text) as unknown, hints: undefined, reused: 0 };
     const group = this.groups.get(key) ?? [];
-    for (const [g, earlier] of snapshots(group)) {
+    // (bytes compared where both bodies have them: parseBytes has judged those entries so already)
+    const continues = (e: Entry) => {
+      const earlierRaw = rawOf(e);
+      return raw && earlierRaw ? goesOnFrom(raw, earlierRaw) : textGoesOnFrom(text, e.text);
+    };
+    for (const [g, earlier] of snapshots(group, continues)) {
       // (with `raw`, parseBytes has compared the bytes already)
       if (raw === undefined && text === earlier.text) {
         const { text: _, ...body } = this.again(group, g, earlier);

@@ -56,16 +56,29 @@ describe('PrefixParser', () => {
     expect(got.value).toEqual(JSON.parse(text));
   });
 
-  it('reuses nothing past an early edit, and still parses exactly', () => {
+  it('reuses up to an edit in the second half of the history, and still parses exactly', () => {
     const parser = new PrefixParser();
-    const first = conversation(30);
-    parser.parse(body(first));
+    parser.parse(body(conversation(30)));
+    const edited = conversation(32);
+    edited[20] = { role: 'assistant', content: 'changed' };
+    const text = body(edited);
+    const got = parser.parse(text);
+    expect(got.reused).toBe(20);
+    expect(got.value).toEqual(JSON.parse(text));
+  });
+
+  it('parses whole a body that shares less than half of an earlier one (an early edit), exactly', () => {
+    const parser = new PrefixParser();
+    parser.parse(body(conversation(30)));
     const edited = conversation(32);
     edited[4] = { role: 'assistant', content: 'changed' };
     const text = body(edited);
     const got = parser.parse(text);
-    expect(got.reused).toBe(4);
+    expect(got.reused).toBe(0);
     expect(got.value).toEqual(JSON.parse(text));
+    // and is kept: its own next turn reuses it
+    const next = body([...edited, ...conversation(34).slice(32)]);
+    expect(parser.parse(next).reused).toBe(32);
   });
 
   it('leaves bodies with a key repeated after the messages to JSON.parse (last one wins)', () => {
@@ -260,6 +273,26 @@ describe('PrefixParser.parseBytes', () => {
     expect(got.reused).toBe(19);
     expect(got.text).toBe(raw.toString('utf8'));
     expect(got.value).toEqual(JSON.parse(got.text));
+  });
+
+  it('parses whole the bodies of other conversations that open with the same message, and reuses within each', () => {
+    const parser = new PrefixParser();
+    const run = (seed: string, n: number) =>
+      conversation(n).map((m, i) => (i === 0 ? m : { ...(m as object), run: seed }));
+    const a = Buffer.from(body(run('a', 20)));
+    parser.parseBytes(a);
+    // the same first message, then another run of the task: nothing reused, the same parse as whole
+    const b = Buffer.from(body(run('b', 20)));
+    const gotB = parser.parseBytes(b);
+    expect(gotB.reused).toBe(0);
+    expect(gotB.text).toBe(b.toString('utf8'));
+    expect(gotB.value).toEqual(JSON.parse(gotB.text));
+    // each run's next turn still goes on from its own body
+    for (const [seed, before] of [['a', a], ['b', b]] as const) {
+      const next = parser.parseBytes(Buffer.from(body(run(seed, 24))));
+      expect(next.reused, `${seed} after ${before.length} bytes`).toBe(20);
+      expect(next.value).toEqual(JSON.parse(next.text));
+    }
   });
 
   it('decodes invalid UTF-8 exactly as toString does (and then reuses by text only)', () => {
