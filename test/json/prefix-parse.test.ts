@@ -56,29 +56,21 @@ describe('PrefixParser', () => {
     expect(got.value).toEqual(JSON.parse(text));
   });
 
-  it('reuses up to an edit in the second half of the history, and still parses exactly', () => {
+  // an edit in the second half of the history: reused up to it; in the first half: parsed whole
+  it.each([
+    [20, 20],
+    [4, 0],
+  ])('edits message %i of a 30-message history: reuses %i messages, parses exactly, keeps it', (at, reused) => {
     const parser = new PrefixParser();
     parser.parse(body(conversation(30)));
     const edited = conversation(32);
-    edited[20] = { role: 'assistant', content: 'changed' };
+    edited[at] = { role: 'assistant', content: 'changed' };
     const text = body(edited);
     const got = parser.parse(text);
-    expect(got.reused).toBe(20);
+    expect(got.reused).toBe(reused);
     expect(got.value).toEqual(JSON.parse(text));
-  });
-
-  it('parses whole a body that shares less than half of an earlier one (an early edit), exactly', () => {
-    const parser = new PrefixParser();
-    parser.parse(body(conversation(30)));
-    const edited = conversation(32);
-    edited[4] = { role: 'assistant', content: 'changed' };
-    const text = body(edited);
-    const got = parser.parse(text);
-    expect(got.reused).toBe(0);
-    expect(got.value).toEqual(JSON.parse(text));
-    // and is kept: its own next turn reuses it
-    const next = body([...edited, ...conversation(34).slice(32)]);
-    expect(parser.parse(next).reused).toBe(32);
+    // its own next turn reuses it whole
+    expect(parser.parse(body([...edited, ...conversation(34).slice(32)])).reused).toBe(32);
   });
 
   it('leaves bodies with a key repeated after the messages to JSON.parse (last one wins)', () => {
