@@ -10,10 +10,9 @@
  * first half) and starts with the same bytes (or characters) up to the end of
  * some message (native comparisons), those messages are reused as they are
  * (the same objects, whose strings V8 has hashed already) and only the rest
- * is decoded and parsed. The result equals
- * `JSON.parse(text)`; the spans of the messages array are handed on to the
- * splicer (`SpanHints`). Work per body then grows with the new messages, not
- * the history (principle 4).
+ * is decoded and parsed. The result equals `JSON.parse(text)`; the spans of
+ * the messages array are handed on to the splicer (`SpanHints`). Work per
+ * body then grows with the new messages, not the history (principle 4).
  */
 
 import { isUtf8 } from 'node:buffer';
@@ -164,7 +163,7 @@ function goesOnFrom(raw: Buffer, earlier: Buffer | undefined): boolean {
 /** `goesOnFrom` for texts. */
 function textGoesOnFrom(text: string, earlier: string): boolean {
   const half = Math.min(text.length, earlier.length) >> 1;
-  return text.startsWith(half === earlier.length ? earlier : earlier.slice(0, half));
+  return text.startsWith(earlier.slice(0, half));
 }
 
 /** The bytes an entry was parsed from, when known. */
