@@ -60,18 +60,21 @@ describe('PrefixParser', () => {
   it.each([
     [20, 20],
     [4, 0],
-  ])('edits message %i of a 30-message history: reuses %i messages, parses exactly, keeps it', (at, reused) => {
-    const parser = new PrefixParser();
-    parser.parse(body(conversation(30)));
-    const edited = conversation(32);
-    edited[at] = { role: 'assistant', content: 'changed' };
-    const text = body(edited);
-    const got = parser.parse(text);
-    expect(got.reused).toBe(reused);
-    expect(got.value).toEqual(JSON.parse(text));
-    // its own next turn reuses it whole
-    expect(parser.parse(body([...edited, ...conversation(34).slice(32)])).reused).toBe(32);
-  });
+  ])(
+    'edits message %i of a 30-message history: reuses %i messages, parses exactly, keeps it',
+    (at, reused) => {
+      const parser = new PrefixParser();
+      parser.parse(body(conversation(30)));
+      const edited = conversation(32);
+      edited[at] = { role: 'assistant', content: 'changed' };
+      const text = body(edited);
+      const got = parser.parse(text);
+      expect(got.reused).toBe(reused);
+      expect(got.value).toEqual(JSON.parse(text));
+      // its own next turn reuses it whole
+      expect(parser.parse(body([...edited, ...conversation(34).slice(32)])).reused).toBe(32);
+    },
+  );
 
   it('leaves bodies with a key repeated after the messages to JSON.parse (last one wins)', () => {
     const parser = new PrefixParser();
@@ -280,7 +283,10 @@ describe('PrefixParser.parseBytes', () => {
     expect(gotB.text).toBe(b.toString('utf8'));
     expect(gotB.value).toEqual(JSON.parse(gotB.text));
     // each run's next turn still goes on from its own body
-    for (const [seed, before] of [['a', a], ['b', b]] as const) {
+    for (const [seed, before] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       const next = parser.parseBytes(Buffer.from(body(run(seed, 24))));
       expect(next.reused, `${seed} after ${before.length} bytes`).toBe(20);
       expect(next.value).toEqual(JSON.parse(next.text));

@@ -88,8 +88,7 @@ export function fitToContext(
     countOne: (m) => messageTokens(tokenizer, m, base),
     prefixKey: deps.prefixKey,
   };
-  if (budget === undefined || total <= budget)
-    return finish(messages, originals, work, budget, []);
+  if (budget === undefined || total <= budget) return finish(messages, originals, work, budget, []);
 
   const mode: Mode =
     options.intelligentContext === false
@@ -108,14 +107,7 @@ export function fitToContext(
   if (prior) {
     applyDecision(prior, work, deps);
     if (withMarkers(work, originals) <= budget) {
-      return finish(
-        messages,
-        originals,
-        work,
-        budget,
-        transformsOf(mode, work, true),
-        chain,
-      );
+      return finish(messages, originals, work, budget, transformsOf(mode, work, true), chain);
     }
   }
   const target = mode === 'rolling_window' ? budget : Math.floor(budget * CUT_TARGET);
@@ -145,14 +137,7 @@ export function fitToContext(
       dropUnit(unit, work);
     }
   }
-  const result = finish(
-    messages,
-    originals,
-    work,
-    budget,
-    transformsOf(mode, work, false),
-    chain,
-  );
+  const result = finish(messages, originals, work, budget, transformsOf(mode, work, false), chain);
   if (integrityProblems(result.messages).length > integrityProblems(messages).length) {
     // A cut must never make a valid conversation invalid; forward it whole instead.
     const whole: Work = {
