@@ -43,8 +43,8 @@ describe('memoized work across requests', () => {
   });
 
   it('counts the texts a memoized turn replays once, however long the history', () => {
-    // The stats of every turn add up the router's records of the whole history; with the count
-    // memo full (a history longer than it holds), each turn counted all of them again.
+    // The stats of every turn add up the router's and the dedupe's records of the whole history;
+    // with the count memo full (a history longer than it holds), each turn counted all of them again.
     const base = tokenizerFor('gpt-4o');
     const counted: string[] = [];
     const tokenizer: Tokenizer = {
@@ -56,9 +56,23 @@ describe('memoized work across requests', () => {
     };
     const memo = createEngineMemo();
     const messages = generateConversation(7, 30);
+    // a tool output seen again (the dedupe step makes it a reference)
+    const longest = messages
+      .filter((m) => m.role === 'tool' && typeof m.content === 'string')
+      .sort((a, b) => String(b.content).length - String(a.content).length)[0]!;
+    messages.push(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_again', type: 'function', function: { name: 'bash', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_again', content: longest.content },
+      { role: 'user', content: 'Same again?' },
+    );
     const first = compressMessages(messages, { model: 'gpt-4o', memo }, { tokenizer });
     const applied = first.result.transforms_applied;
     expect(applied.some((t) => t.startsWith('router:'))).toBe(true);
+    expect(applied.some((t) => t.startsWith('dedupe:'))).toBe(true);
     counted.length = 0;
     const again = compressMessages([...messages], { model: 'gpt-4o', memo }, { tokenizer });
     expect(again.result.transforms_applied).toEqual(applied);

@@ -1,8 +1,16 @@
 import { contentHash } from '../hash.js';
 import { formatMarker } from '../markers.js';
 import { textUnits, withTexts } from '../messages.js';
-import { markDone, type PipelineEnv, type PipelineState, type Transform } from '../pipeline.js';
+import { markDone, type PipelineEnv, type PipelineState, type TokenPair, type Transform } from '../pipeline.js';
 import { SMALL_OUTPUT_TOKENS } from '../settings.js';
+import type { ChatMessage } from '../types.js';
+
+/** What a duplicate's record was: its marker, the encoding it is counted in, and the pair (counted once read). */
+interface Recorded {
+  marker: string;
+  encoding: string;
+  pair: TokenPair;
+}
 
 /** Renders the lossless reference that replaces a tool output identical to an earlier one. */
 export function formatIdenticalTo(first: string): string {
@@ -17,6 +25,12 @@ export function formatIdenticalTo(first: string): string {
  * the text is in the conversation.
  */
 export function createDedupeTransform(references = false): Transform {
+  /**
+   * The stats' record of each duplicate by message object: a conversation
+   * re-sent on every turn records its duplicates again, and their texts are
+   * counted once (see `TransformLog.recordPair`), not on every turn.
+   */
+  const recorded = new WeakMap<ChatMessage, Recorded>();
   return {
     name: 'dedupe',
     run(state: PipelineState, env: PipelineEnv): void {
@@ -49,7 +63,13 @@ export function createDedupeTransform(references = false): Transform {
         state.messages[i] = withTexts(msg, new Map([[units[0]!.part, marker]]));
         if (!references) state.ccrEntries.set(hash, text);
         markDone(state, i, units[0]!.part);
-        state.log.record('dedupe', 'tool', text, marker);
+        const { encoding } = env.tokenizer;
+        let known = recorded.get(msg);
+        if (known?.marker !== marker || known.encoding !== encoding) {
+          known = { marker, encoding, pair: [text, marker] };
+          recorded.set(msg, known);
+        }
+        state.log.recordPair('dedupe', 'tool', known.pair);
       });
     },
   };
