@@ -1,7 +1,13 @@
 import { contentHash } from '../hash.js';
 import { formatMarker } from '../markers.js';
 import { textUnits, withTexts } from '../messages.js';
-import { markDone, type PipelineEnv, type PipelineState, type TokenPair, type Transform } from '../pipeline.js';
+import {
+  markDone,
+  type PipelineEnv,
+  type PipelineState,
+  type TokenPair,
+  type Transform,
+} from '../pipeline.js';
 import { SMALL_OUTPUT_TOKENS } from '../settings.js';
 import type { ChatMessage } from '../types.js';
 
