@@ -1,5 +1,16 @@
-import jsonc from 'jsonc-parser';
+import { createRequire } from 'node:module';
+import type * as Jsonc from 'jsonc-parser';
 import { SvcError } from '../errors.js';
+
+/**
+ * jsonc-parser, loaded on the first input that is not JSON (it only locates
+ * the error): `svc compress` of valid input does not pay its load.
+ */
+let jsonc: typeof Jsonc | undefined;
+function jsoncParser(): typeof Jsonc {
+  jsonc ??= createRequire(import.meta.url)('jsonc-parser') as typeof Jsonc;
+  return jsonc;
+}
 
 const PROBLEMS: Record<string, string> = {
   InvalidSymbol: 'unexpected character',
@@ -36,11 +47,12 @@ export function lineColumn(text: string, offset: number): { line: number; column
  * failed: V8's messages do not always carry a position.
  */
 function locateJsonError(text: string): { offset: number; problem: string } {
-  const errors: jsonc.ParseError[] = [];
-  jsonc.parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const parser = jsoncParser();
+  const errors: Jsonc.ParseError[] = [];
+  parser.parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   const first = errors[0];
   if (!first) return { offset: 0, problem: 'not valid JSON' };
-  const name = jsonc.printParseErrorCode(first.error);
+  const name = parser.printParseErrorCode(first.error);
   return { offset: first.offset, problem: PROBLEMS[name] ?? name };
 }
 
