@@ -161,6 +161,12 @@ export interface ProxyExchange {
   upstream: UpstreamResponse | undefined;
   /** Called with every response chunk sent to the client (as sent: still encoded). */
   responseTaps: Array<(chunk: Buffer) => void>;
+  /**
+   * Called shortly after the request has been handed to the upstream, while
+   * the answer is awaited (`forward`): work the request path need not wait
+   * for. A hook must also be safe to skip: a request may end before it runs.
+   */
+  afterForward: Array<() => void>;
   /** Called once the response has ended, before the event is emitted. */
   onFinish: Array<(ex: ProxyExchange) => void | Promise<void>>;
   /**

@@ -8,7 +8,20 @@ import type { ServerContext } from '../context.js';
 /** What a request holds on the guards until its `request.finished` event settles it. */
 export interface GuardHolds {
   rate?: RateTicket | undefined;
+  /** Set while `rate` holds an upper bound of the request's tokens (see `RateBound`). */
+  rateBound?: RateBound | undefined;
   budget?: BudgetReservation | undefined;
+}
+
+/**
+ * A rate-limit hold taken for an upper bound of the request's tokens, so
+ * that the exact count is not made before forwarding (issue 19): `exact()`
+ * counts them and gives back what the bound held beyond the count (at most
+ * once); `drop()` forgets the bound once the hold is settled otherwise.
+ */
+export interface RateBound {
+  exact(): void;
+  drop(): void;
 }
 
 /**
@@ -50,6 +63,9 @@ export async function settleHolds(
         : event.upstreamStatus === undefined || event.cached
           ? 0
           : reportedTokens(event);
+    // without a report the hold stays as the estimate: the exact count, not its bound
+    if (tokens === undefined) holds.rateBound?.exact();
+    holds.rateBound?.drop();
     await guards.rateLimiter.settle(holds.rate, tokens);
   }
   if (holds.budget) {

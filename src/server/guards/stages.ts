@@ -7,7 +7,12 @@ import { responseCacheKey } from '../../guards/cache-key.js';
 import { maxOutputTokens } from '../../guards/cost-estimate.js';
 import { credentialOf } from '../../guards/credentials.js';
 import type { Guards } from '../../guards/index.js';
-import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
+import {
+  ANONYMOUS_KEY,
+  type RateDecision,
+  type RateLimiter,
+  type RateTicket,
+} from '../../guards/rate-limiter.js';
 import { cacheableHeaders, type ResponseCache } from '../../guards/response-cache.js';
 import { createResponseRecorder } from '../../guards/response-recorder.js';
 import { createStreamOutput } from '../../guards/stream-output.js';
@@ -16,7 +21,7 @@ import { keyHash } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import type { CachePlan, ProxyExchange, ProxyStage, UpstreamResponse } from '../proxy/pipeline.js';
 import { sendSvcError } from '../respond.js';
-import { holdUntilFinished, pricingEstimator } from './holds.js';
+import { holdUntilFinished, pricingEstimator, type RateBound } from './holds.js';
 import {
   type CacheOutcome,
   sendBudgetExceeded,
@@ -59,6 +64,72 @@ export function countInputTokens(ex: ProxyExchange): number {
   }
 }
 
+/**
+ * An upper bound of `countInputTokens` without counting (a token is at least
+ * a byte of UTF-8; texts counted before count as counted); undefined when
+ * the body is not readable.
+ */
+function inputTokensAtMost(ex: ProxyExchange): number | undefined {
+  if (!ex.format || !ex.json) return undefined;
+  try {
+    const parsed = ex.parsed ?? parseRequest(ex.format, ex.json);
+    return tokenizerFor(parsed.model ?? 'unknown').countMessagesAtMost?.(parsed.messages);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Takes the request's hold on the rate limiter. Given no count (`counted`),
+ * it does not count a new conversation before forwarding (milliseconds of
+ * BPE; issue 19): it asks for an upper bound of the count, and only when
+ * the bound is refused for the count itself, so a request is refused exactly
+ * when its count is. An admitted bound is brought down to the count once the
+ * request has gone upstream (`afterForward`), or when the hold is settled.
+ */
+async function acquireRate(
+  ex: ProxyExchange,
+  limiter: RateLimiter,
+  client: string,
+  counted: number | undefined,
+): Promise<RateDecision> {
+  const bound = counted === undefined ? inputTokensAtMost(ex) : undefined;
+  if (bound !== undefined) {
+    const decision = await limiter.acquire(client, bound);
+    if (decision.allowed) {
+      holdUntilFinished(ex.event, {
+        rate: decision.ticket,
+        rateBound: boundUntilForwarded(ex, limiter, decision.ticket),
+      });
+      return decision;
+    }
+  }
+  const decision = await limiter.acquire(client, counted ?? countInputTokens(ex));
+  if (decision.allowed) holdUntilFinished(ex.event, { rate: decision.ticket });
+  return decision;
+}
+
+/** The `RateBound` of `ticket`, brought down to the count after forwarding. */
+function boundUntilForwarded(ex: ProxyExchange, limiter: RateLimiter, ticket: RateTicket): RateBound {
+  let open = true;
+  const bound: RateBound = {
+    exact() {
+      if (!open) return;
+      open = false;
+      const tokens = countInputTokens(ex);
+      if (tokens >= ticket.reservedTokens) return;
+      // the limiter replaces what the ticket held with `tokens`, which the ticket holds from now on
+      void limiter.settle(ticket, tokens);
+      ticket.reservedTokens = tokens;
+    },
+    drop() {
+      open = false;
+    },
+  };
+  ex.afterForward.push(bound.exact);
+  return bound;
+}
+
 function reject(event: RequestFinishedEvent, status: number, errorCode: string, rateLimited = false): void {
   Object.assign(event, { mode: 'rejected', status, errorCode, rateLimited });
 }
@@ -95,19 +166,17 @@ async function guard(
   const { ctx, req, res, event } = ex;
   const format = ex.format!;
   const client = clientKeyHash(req, event);
-  const needTokens = guards.rateLimiter !== undefined || guards.budget.enabled;
-  // a large body: what the worker read of it (never parsed again here)
+  // a large body: what the worker read of it (never parsed again here); the budget prices the count
   const facts = ex.large?.facts;
-  const inputTokens = needTokens ? (facts ? facts.inputTokens : countInputTokens(ex)) : 0;
+  const inputTokens = facts ? facts.inputTokens : guards.budget.enabled ? countInputTokens(ex) : undefined;
 
   if (guards.rateLimiter) {
-    const decision = await guards.rateLimiter.acquire(client, inputTokens);
+    const decision = await acquireRate(ex, guards.rateLimiter, client, inputTokens);
     if (!decision.allowed) {
       reject(event, 429, 'SVC_RATE_LIMITED', true);
       sendRateLimited(res, format, decision);
       return;
     }
-    holdUntilFinished(event, { rate: decision.ticket });
   }
 
   const cache = guards.cache;
@@ -135,7 +204,8 @@ async function guard(
   if (guards.budget.enabled && (json || facts?.object)) {
     const model = facts ? facts.model : typeof json!.model === 'string' ? json!.model : undefined;
     const maxOutput = facts ? facts.maxOutputTokens : maxOutputTokens(json!);
-    const estimate = model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens, maxOutput);
+    const estimate =
+      model === undefined ? undefined : pricingEstimator(ctx)(model, inputTokens ?? 0, maxOutput);
     if (estimate === undefined) {
       reject(event, 402, 'SVC_MODEL_UNPRICED');
       sendSvcError(res, format, unpricedModel(model));

@@ -154,6 +154,7 @@ export class LargeBodyWork {
       pending,
       event: pending.event,
       responseTaps: [],
+      afterForward: [],
       onFinish: [],
     } as unknown as ProxyExchange;
   }

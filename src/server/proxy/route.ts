@@ -91,6 +91,7 @@ async function runProxy(
     callUpstream: upstreamCaller(ctx.upstream, req, url, cancel),
     upstream: undefined,
     responseTaps: [],
+    afterForward: [],
     onFinish: [],
     pending,
     event: pending.event,

@@ -227,12 +227,25 @@ export function runOnce(f: () => Promise<void>): () => Promise<void> {
   };
 }
 
-/** Calls the upstream with `ex.outBody`. */
+/**
+ * How long after the upstream call starts the `afterForward` hooks run: a
+ * model takes longer than that to answer, so they run while it is awaited;
+ * an answer that comes sooner (an error, a loopback mock) is relayed first.
+ */
+const AFTER_FORWARD_MS = 20;
+
+function runAll(fns: Array<() => void>): void {
+  for (const f of fns) f();
+}
+
+/** Calls the upstream with `ex.outBody`, then (not waiting for them) the `afterForward` hooks. */
 export const forwardStage: ProxyStage = {
   name: 'forward',
   async run(ex, next) {
     ex.event.overheadMs = elapsedMs(ex.pending);
-    ex.upstream = await ex.callUpstream(ex.outBody, ex.outEncoding);
+    const answer = ex.callUpstream(ex.outBody, ex.outEncoding);
+    if (ex.afterForward.length > 0) setTimeout(runAll, AFTER_FORWARD_MS, ex.afterForward).unref();
+    ex.upstream = await answer;
     ex.event.upstreamStatus = ex.upstream.statusCode;
     return next();
   },
