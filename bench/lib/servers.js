@@ -74,11 +74,21 @@ export async function stop(child) {
 }
 
 /**
- * Spawns `svc serve` against `upstream` (--no-cache --no-rate-limit, a
- * throwaway SERVICE_HOME `home`, `extra` flags, `env` added), resolving when
+ * The guard flags of a bench server: none (`--no-cache --no-rate-limit`), or
+ * with `guards` the defaults (response cache and rate limiter on) with limits
+ * no bench reaches, so the limiter does all its work and never refuses.
+ */
+function guardFlags(guards) {
+  if (!guards) return ['--no-cache', '--no-rate-limit'];
+  return ['--rate-limit-rpm', String(1e9), '--rate-limit-tpm', String(1e15)];
+}
+
+/**
+ * Spawns `svc serve` against `upstream` (`guardFlags`, a throwaway
+ * SERVICE_HOME `home`, `extra` flags, `env` added), resolving when
  * GET /health answers 200, with the time that took.
  */
-export async function spawnSvc(upstream, { home, extra = [], env = {} }) {
+export async function spawnSvc(upstream, { home, extra = [], env = {}, guards = false }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
@@ -94,8 +104,7 @@ export async function spawnSvc(upstream, { home, extra = [], env = {} }) {
       '--compat-api-url',
       `${upstream}/v1`,
       '--no-telemetry',
-      '--no-cache',
-      '--no-rate-limit',
+      ...guardFlags(guards),
       '--log-level',
       'warn',
       ...extra,
