@@ -119,7 +119,9 @@ function boundUntilForwarded(ex: ProxyExchange, limiter: RateLimiter, ticket: Ra
       const tokens = countInputTokens(ex);
       if (tokens >= ticket.reservedTokens) return;
       // the limiter replaces what the ticket held with `tokens`, which the ticket holds from now on
-      void limiter.settle(ticket, tokens);
+      limiter.settle(ticket, tokens).catch((err: unknown) => {
+        ex.ctx.logger.warn('rate limit: a hold was not brought down to its count', { error: String(err) });
+      });
       ticket.reservedTokens = tokens;
     },
     drop() {

@@ -234,8 +234,15 @@ export function runOnce(f: () => Promise<void>): () => Promise<void> {
  */
 const AFTER_FORWARD_MS = 20;
 
-function runAll(fns: Array<() => void>): void {
-  for (const f of fns) f();
+/** Runs `ex`'s `afterForward` hooks; one that throws is logged, never thrown from a timer. */
+function runAfterForward(ex: ProxyExchange): void {
+  for (const hook of ex.afterForward) {
+    try {
+      hook();
+    } catch (err) {
+      ex.ctx.logger.error('a hook after forwarding failed', { path: ex.path, error: String(err) });
+    }
+  }
 }
 
 /** Calls the upstream with `ex.outBody`, then (not waiting for them) the `afterForward` hooks. */
@@ -244,7 +251,7 @@ export const forwardStage: ProxyStage = {
   async run(ex, next) {
     ex.event.overheadMs = elapsedMs(ex.pending);
     const answer = ex.callUpstream(ex.outBody, ex.outEncoding);
-    if (ex.afterForward.length > 0) setTimeout(runAll, AFTER_FORWARD_MS, ex.afterForward).unref();
+    if (ex.afterForward.length > 0) setTimeout(runAfterForward, AFTER_FORWARD_MS, ex).unref();
     ex.upstream = await answer;
     ex.event.upstreamStatus = ex.upstream.statusCode;
     return next();
