@@ -63,14 +63,14 @@ interface Slot {
 }
 
 function workerPath(): URL {
-  const here = fileURLToPath(import.meta.url);
-  // Under vitest this module runs from src/*.ts; the worker must be the built JS.
-  if (here.endsWith('.ts')) {
-    const built = join(PACKAGE_ROOT, 'dist', 'src', 'ml', 'worker.js');
-    if (!existsSync(built)) throw new Error(`ML worker not built: ${built} (run npm run build)`);
-    return new URL(`file://${built}`);
-  }
-  return new URL('./worker.js', import.meta.url);
+  // Built, the worker is beside this module (dist/src/ml). Under vitest this module runs from
+  // src/*.ts, and in the bundle of `svc compress` from dist/src/cli-bundle: the worker is the
+  // built one in dist/src/ml.
+  const beside = new URL('./worker.js', import.meta.url);
+  if (!fileURLToPath(import.meta.url).endsWith('.ts') && existsSync(beside)) return beside;
+  const built = join(PACKAGE_ROOT, 'dist', 'src', 'ml', 'worker.js');
+  if (!existsSync(built)) throw new Error(`ML worker not built: ${built} (run npm run build)`);
+  return new URL(`file://${built}`);
 }
 
 /**
