@@ -166,8 +166,14 @@ async function main() {
   requireBuild();
   const home = mkdtempSync(join(os.tmpdir(), 'svc-perf-'));
   // ~1.1k tokens (one log output, below the size the router compresses) and ~91k (o200k counts)
-  const small = bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), POOL);
-  const large = bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), POOL, { agent: true });
+  // with --guards a body seen before must not be a cache hit when it is sent as a fresh one
+  const small = bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), POOL, {
+    unique: GUARDS,
+  });
+  const large = bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), POOL, {
+    agent: true,
+    unique: GUARDS,
+  });
   const mock = await spawnPrintsPort(join(ROOT, 'bench/lib/mock-upstream.js'));
   const direct = new Pool(mock.url, { connections: 32 });
   const results = { bodies: { small_bytes: small.bytes, large_bytes: large.bytes }, targets: {} };

@@ -193,14 +193,21 @@ export function agentBody(session) {
  * Messages-format bodies of `count` different sessions (`session(i)`): `same` is the first,
  * `fresh(n)` the n-th in turn, so every message of a fresh request is new to svc. Over `count`
  * requests in a row it repeats one (a long load cycles), which no memo bounded below `count`
- * bodies can keep.
+ * bodies can keep. With `unique`, a repeated body carries a `metadata.user_id` of its round, so
+ * that a response cache (`bench/perf.js --guards`) never answers it either.
  */
-export function bodyPool(session, count, { agent = false } = {}) {
+export function bodyPool(session, count, { agent = false, unique = false } = {}) {
   const body = agent ? agentBody : toMessagesBody;
   const texts = Array.from({ length: count }, (_, i) => JSON.stringify(body(session(i))));
   return {
     bytes: Buffer.byteLength(texts[0]),
     same: texts[0],
-    fresh: (n) => texts[1 + (n % (count - 1))],
+    fresh: (n) => {
+      const text = texts[1 + (n % (count - 1))];
+      const round = Math.floor(n / (count - 1));
+      return unique && round > 0
+        ? `${text.slice(0, -1)},"metadata":{"user_id":"bench-round-${round}"}}`
+        : text;
+    },
   };
 }
