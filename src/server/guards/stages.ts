@@ -53,15 +53,27 @@ export function guardNeeds(ex: ProxyExchange): { tokens: boolean; cacheKey: bool
   };
 }
 
-/** Tokens of the request as the client sent it (before compression); 0 when it is not readable. */
-export function countInputTokens(ex: ProxyExchange): number {
-  if (!ex.format || !ex.json) return 0;
+/**
+ * `measure` of the request's messages as the client sent them (before
+ * compression) with its model's tokenizer; undefined when the body is not
+ * readable or `measure` fails.
+ */
+function inputTokens(ex: ProxyExchange, measure: 'count' | 'atMost'): number | undefined {
+  if (!ex.format || !ex.json) return undefined;
   try {
     const parsed = ex.parsed ?? parseRequest(ex.format, ex.json);
-    return tokenizerFor(parsed.model ?? 'unknown').countMessages(parsed.messages);
+    const tokenizer = tokenizerFor(parsed.model ?? 'unknown');
+    return measure === 'count'
+      ? tokenizer.countMessages(parsed.messages)
+      : tokenizer.countMessagesAtMost?.(parsed.messages);
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** Tokens of the request as the client sent it (before compression); 0 when it is not readable. */
+export function countInputTokens(ex: ProxyExchange): number {
+  return inputTokens(ex, 'count') ?? 0;
 }
 
 /**
@@ -70,13 +82,7 @@ export function countInputTokens(ex: ProxyExchange): number {
  * the body is not readable.
  */
 function inputTokensAtMost(ex: ProxyExchange): number | undefined {
-  if (!ex.format || !ex.json) return undefined;
-  try {
-    const parsed = ex.parsed ?? parseRequest(ex.format, ex.json);
-    return tokenizerFor(parsed.model ?? 'unknown').countMessagesAtMost?.(parsed.messages);
-  } catch {
-    return undefined;
-  }
+  return inputTokens(ex, 'atMost');
 }
 
 /**
