@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { ServerContext } from './context.js';
+import { releaseFreedMemory } from './release-memory.js';
 
 /** How long the server must have finished no request before it collects garbage once. */
 export const IDLE_GC_MS = 5_000;
@@ -78,12 +79,16 @@ export function boundYoungGeneration(): void {
  * burst of large requests the garbage they left (hundreds of MB after 30 s of
  * ~91k-token bodies) stays in the heap, and in RSS, for as long as no request
  * comes. `IDLE_GC_MS` after the last finished request, with none in flight,
- * it runs one (a pause of tens of ms, when nothing waits).
+ * it runs one (a pause of tens of ms, when nothing waits), then `release`
+ * gives the memory that collection freed outside V8's heap back to the
+ * system (release-memory.ts). Logged at debug level with the RSS before and
+ * after.
  */
 export function collectWhenIdle(
-  ctx: ServerContext,
+  ctx: Pick<ServerContext, 'bus' | 'inFlight' | 'onClose' | 'logger'>,
   collect: (() => void) | undefined = withExposedGc(idleCollection),
   idleMs = IDLE_GC_MS,
+  release: () => boolean = releaseFreedMemory,
 ): void {
   if (!collect) return;
   let last = 0;
@@ -95,7 +100,17 @@ export function collectWhenIdle(
       timer = setTimeout(check, Math.max(10, idleMs - waited)).unref();
       return;
     }
+    const before = process.memoryUsage.rss();
     collect();
+    const released = release();
+    if (ctx.logger.enabled?.('debug') !== false) {
+      const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
+      ctx.logger.debug('idle: garbage collected', {
+        rss_mb_before: mb(before),
+        rss_mb_after: mb(process.memoryUsage.rss()),
+        freed_memory_returned: released,
+      });
+    }
   };
   ctx.bus.on('request.finished', () => {
     last = Date.now();

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEventBus } from '../../src/events.js';
+import { silentLogger } from '../../src/log.js';
 import type { ServerContext } from '../../src/server/context.js';
 import { collectWhenIdle, exposeGc, idleCollection } from '../../src/server/idle-gc.js';
 
@@ -13,7 +14,12 @@ const sleep = async (ms: number) => {
 };
 
 function fakeCtx() {
-  return { bus: createEventBus(), inFlight: new Set<Promise<void>>(), onClose: [] as Array<() => unknown> };
+  return {
+    bus: createEventBus(),
+    inFlight: new Set<Promise<void>>(),
+    onClose: [] as Array<() => unknown>,
+    logger: silentLogger,
+  };
 }
 
 const finished = (ctx: ReturnType<typeof fakeCtx>) =>
@@ -30,7 +36,19 @@ describe('a full GC when the server goes idle (issue 19)', () => {
     vi.useFakeTimers();
     const ctx = fakeCtx();
     let runs = 0;
-    collectWhenIdle(ctx as unknown as ServerContext, () => runs++, 60);
+    const steps: string[] = [];
+    collectWhenIdle(
+      ctx as unknown as ServerContext,
+      () => {
+        runs++;
+        steps.push('collect');
+      },
+      60,
+      () => {
+        steps.push('release');
+        return true;
+      },
+    );
     await sleep(120);
     expect(runs).toBe(0); // no work yet: nothing to collect
     finished(ctx);
@@ -42,6 +60,7 @@ describe('a full GC when the server goes idle (issue 19)', () => {
     expect(runs).toBe(1);
     await sleep(120);
     expect(runs).toBe(1); // once per idle period
+    expect(steps).toEqual(['collect', 'release']); // what the collection freed goes back to the system
 
     const pending = new Promise<void>(() => undefined);
     ctx.inFlight.add(pending);
