@@ -3,6 +3,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/options.js';
+import { MMAP_THRESHOLD, TRIM_THRESHOLD } from '../server/malloc.js';
 import { CODEX_WIRE_API, claudeBaseUrl, codexBaseUrl } from './paths.js';
 
 export type AgentName = 'claude' | 'codex';
@@ -118,12 +119,12 @@ export interface OwnServer {
 }
 
 /**
- * glibc's malloc settings for the server svc starts itself (docs/proxy.md):
- * request bodies of a few hundred KB get mappings of their own, returned when
- * freed, instead of a heap glibc keeps after a burst. Read only at process
- * start, so they can be given to a child, not set in a running process.
+ * glibc's malloc thresholds for the server svc starts itself: the ones
+ * `svc serve` sets on itself (src/server/malloc.ts), given in the environment
+ * so they hold from the process's first allocation, and also where koffi,
+ * which `svc serve` sets them through, is not installed.
  */
-export const SERVER_GLIBC_TUNABLES = 'glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=131072';
+export const SERVER_GLIBC_TUNABLES = `glibc.malloc.mmap_threshold=${MMAP_THRESHOLD}:glibc.malloc.trim_threshold=${TRIM_THRESHOLD}`;
 
 /** The environment of a server svc starts: this one, with `SERVER_GLIBC_TUNABLES` on Linux unless set. */
 export function serverEnv(

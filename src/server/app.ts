@@ -25,6 +25,7 @@ export type { RoutePlugin } from './context.js';
 import { guardsPlugin } from './guards/plugin.js';
 import { boundYoungGeneration, collectWhenIdle } from './idle-gc.js';
 import { LargeBodyPool, workerScript } from './large-body/pool.js';
+import { MMAP_THRESHOLD, TRIM_THRESHOLD, tuneMalloc } from './malloc.js';
 import { requestLogRoutes } from './observers/request-log.js';
 import { telemetryRoutes } from './observers/telemetry.js';
 import { ProxyPipeline } from './proxy/pipeline.js';
@@ -165,6 +166,11 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
     boundYoungGeneration();
+    // glibc's thresholds fixed before the first request, its free pages given back at idle
+    ctx.logger.debug(tuneMalloc() ? 'malloc: thresholds set' : 'malloc: thresholds left as they are', {
+      mmap_threshold: MMAP_THRESHOLD,
+      trim_threshold: TRIM_THRESHOLD,
+    });
     collectWhenIdle(ctx);
   } catch (err) {
     await store?.close();

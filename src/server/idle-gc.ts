@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { ServerContext } from './context.js';
-import { releaseFreedMemory } from './release-memory.js';
+import { releaseFreedMemory } from './malloc.js';
 
 /** How long the server must have finished no request before it collects garbage once. */
 export const IDLE_GC_MS = 5_000;
@@ -81,7 +81,7 @@ export function boundYoungGeneration(): void {
  * comes. `IDLE_GC_MS` after the last finished request, with none in flight,
  * it runs one (a pause of tens of ms, when nothing waits), then `release`
  * gives the memory that collection freed outside V8's heap back to the
- * system (release-memory.ts). Logged at debug level with the RSS before and
+ * system (malloc.ts). Logged at debug level with the RSS before and
  * after.
  */
 export function collectWhenIdle(

@@ -320,6 +320,9 @@ describe('the server svc wrap starts: glibc malloc settings (issue 19)', () => {
       'glibc.malloc.arena_max=2',
     );
     expect(serverEnv({ PATH: '/bin' }, 'darwin')).toEqual({ PATH: '/bin' });
-    expect(SERVER_GLIBC_TUNABLES).toContain('glibc.malloc.mmap_threshold=');
+    // the thresholds svc serve sets on itself (src/server/malloc.ts)
+    expect(SERVER_GLIBC_TUNABLES).toBe(
+      'glibc.malloc.mmap_threshold=524288:glibc.malloc.trim_threshold=1048576',
+    );
   });
 });

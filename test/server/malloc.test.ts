@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { IDLE_GC_MS } from '../../src/server/idle-gc.js';
+import { mallocSetByEnv, tuneMalloc } from '../../src/server/malloc.js';
 import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
@@ -15,27 +16,37 @@ const glibc =
       ?.glibcVersionRuntime,
   );
 
-const built = pathToFileURL(join(import.meta.dirname, '../../dist/src/server/release-memory.js')).href;
+const built = pathToFileURL(join(import.meta.dirname, '../../dist/src/server/malloc.js')).href;
 
 /**
- * A process that leaves glibc holding ~100 MB of free pages: one large block
- * freed raises glibc's mmap threshold, 200 half-MB buffers then come from its
- * heap, small blocks allocated after them pin the heap's top, and the buffers
- * are collected. Prints its RSS (MB) after the collection and after
- * `releaseFreedMemory`, and whether it ran.
+ * A process that would leave glibc holding ~100 MB of free pages by default:
+ * one large block freed raises glibc's thresholds, 200 buffers of `kb` KiB
+ * then come from its heap, small blocks allocated after them pin the heap's
+ * top, and the buffers are collected. `tune` first fixes the thresholds as
+ * the server does. Prints its RSS (MB) with the buffers, after their
+ * collection and after `releaseFreedMemory`.
  */
-const CHILD = `
-const { releaseFreedMemory } = await import(${JSON.stringify(built)});
+function child(kb: number, tune: boolean): { loaded: number; freed: number; after: number; tuned: boolean } {
+  const script = `
+const { releaseFreedMemory, tuneMalloc } = await import(${JSON.stringify(built)});
 const rss = () => process.memoryUsage.rss() / 1e6;
+const tuned = ${tune} ? tuneMalloc({}) : false;
 let big = Buffer.allocUnsafeSlow(8 << 20); big.fill(1); big = undefined; gc(); gc();
 let bufs = [];
-for (let i = 0; i < 200; i++) bufs.push(Buffer.allocUnsafeSlow(512 << 10).fill(i));
+for (let i = 0; i < 200; i++) bufs.push(Buffer.allocUnsafeSlow(${kb} << 10).fill(i));
 const pins = Array.from({ length: 50 }, () => Buffer.allocUnsafeSlow(2048).fill(1));
+const loaded = rss();
 bufs = undefined; gc(); gc();
 const freed = rss();
-const ran = releaseFreedMemory();
-console.log(JSON.stringify({ freed, after: rss(), ran, pins: pins.length }));
+releaseFreedMemory();
+console.log(JSON.stringify({ loaded, freed, after: rss(), tuned, pins: pins.length }));
 `;
+  return JSON.parse(
+    execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    }),
+  );
+}
 
 let svc: TestSvc | undefined;
 let upstream: MockUpstream | undefined;
@@ -45,17 +56,32 @@ afterEach(async () => {
   svc = upstream = undefined;
 });
 
-describe('freed memory goes back to the system at idle (issue 19)', () => {
+describe('glibc malloc: thresholds fixed at start, free pages given back at idle (issue 19)', () => {
   it.runIf(glibc)('releaseFreedMemory returns the free pages glibc kept', () => {
-    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', CHILD], {
-      encoding: 'utf8',
-    });
-    const { freed, after, ran } = JSON.parse(out) as { freed: number; after: number; ran: boolean };
-    expect(ran).toBe(true);
+    const { freed, after } = child(512, false);
     expect(freed - after).toBeGreaterThan(60); // of the ~100 MB of buffers, collected but kept by glibc
   });
 
-  it('the server collects and releases once it has been idle, and logs what it gave back', async () => {
+  it.runIf(glibc)('with the thresholds fixed, blocks of half a MB go back as soon as they are freed', () => {
+    const plain = child(600, false);
+    expect(plain.loaded - plain.freed).toBeLessThan(20); // glibc's defaults: kept until trimmed
+    const tuned = child(600, true);
+    expect(tuned.tuned).toBe(true);
+    expect(tuned.loaded - tuned.freed).toBeGreaterThan(80); // mapped and unmapped whole
+  });
+
+  it('leaves the thresholds to an environment that sets them', () => {
+    expect(mallocSetByEnv({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' })).toBe(true);
+    expect(mallocSetByEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=1' })).toBe(
+      true,
+    );
+    expect(mallocSetByEnv({ MALLOC_MMAP_THRESHOLD_: '65536' })).toBe(true);
+    expect(mallocSetByEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toBe(false);
+    expect(mallocSetByEnv({})).toBe(false);
+    expect(tuneMalloc({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' })).toBe(false);
+  });
+
+  it('the server fixes the thresholds, then collects and releases once idle, and logs both', async () => {
     const lines: string[] = [];
     upstream = await startMockUpstream((_r, res) => replyJson(res, 200, MESSAGES_REPLY));
     svc = await startSvc({
@@ -76,6 +102,9 @@ describe('freed memory goes back to the system at idle (issue 19)', () => {
       expect(res.status).toBe(200);
       await res.arrayBuffer();
     }
+    expect(lines.some((l) => l.includes(glibc ? 'malloc: thresholds set' : 'malloc: thresholds left'))).toBe(
+      true,
+    );
     const idle = () => lines.find((l) => l.includes('idle: garbage collected'));
     await until(() => idle() !== undefined, IDLE_GC_MS + 5000);
     const fields = JSON.parse(idle()!.slice(idle()!.indexOf('{'))) as Record<string, unknown>;
