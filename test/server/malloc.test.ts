@@ -21,8 +21,8 @@ const built = pathToFileURL(join(import.meta.dirname, '../../dist/src/server/mal
 /**
  * A process that would leave glibc holding ~100 MB of free pages by default:
  * one large block freed raises glibc's thresholds, 200 buffers of `kb` KiB
- * then come from its heap, small blocks allocated after them pin the heap's
- * top, and the buffers are collected. `tune` first fixes the thresholds as
+ * then come from its heap, each followed by a small block that stays (so no
+ * freed buffer can merge into the heap's top), and the buffers are collected. `tune` first fixes the thresholds as
  * the server does. Prints its RSS (MB) with the buffers, after their
  * collection and after `releaseFreedMemory`.
  */
@@ -33,8 +33,11 @@ const rss = () => process.memoryUsage.rss() / 1e6;
 const tuned = ${tune} ? tuneMalloc({}) : false;
 let big = Buffer.allocUnsafeSlow(8 << 20); big.fill(1); big = undefined; gc(); gc();
 let bufs = [];
-for (let i = 0; i < 200; i++) bufs.push(Buffer.allocUnsafeSlow(${kb} << 10).fill(i));
-const pins = Array.from({ length: 50 }, () => Buffer.allocUnsafeSlow(2048).fill(1));
+const pins = [];
+for (let i = 0; i < 200; i++) {
+  bufs.push(Buffer.allocUnsafeSlow(${kb} << 10).fill(i));
+  pins.push(Buffer.allocUnsafeSlow(16 << 10).fill(1));
+}
 const loaded = rss();
 bufs = undefined; gc(); gc();
 const freed = rss();
@@ -42,9 +45,12 @@ releaseFreedMemory();
 console.log(JSON.stringify({ loaded, freed, after: rss(), tuned, pins: pins.length }));
 `;
   return JSON.parse(
-    execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-    }),
+    execFileSync(
+      process.execPath,
+      // array buffers freed within the collection, not later by V8's concurrent sweeper
+      ['--expose-gc', '--no-concurrent-array-buffer-sweeping', '--input-type=module', '-e', script],
+      { encoding: 'utf8' },
+    ),
   );
 }
 
