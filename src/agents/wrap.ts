@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/options.js';
-import { MMAP_THRESHOLD, TRIM_THRESHOLD } from '../server/malloc.js';
+import { MALLOC_TUNABLES } from '../server/malloc.js';
 import { CODEX_WIRE_API, claudeBaseUrl, codexBaseUrl } from './paths.js';
 
 export type AgentName = 'claude' | 'codex';
@@ -124,7 +124,7 @@ export interface OwnServer {
  * so they hold from the process's first allocation, and also where koffi,
  * which `svc serve` sets them through, is not installed.
  */
-export const SERVER_GLIBC_TUNABLES = `glibc.malloc.mmap_threshold=${MMAP_THRESHOLD}:glibc.malloc.trim_threshold=${TRIM_THRESHOLD}`;
+export const SERVER_GLIBC_TUNABLES = MALLOC_TUNABLES;
 
 /** The environment of a server svc starts: this one, with `SERVER_GLIBC_TUNABLES` on Linux unless set. */
 export function serverEnv(

@@ -12,6 +12,7 @@ import {
   readText,
 } from '../agents/paths.js';
 import type { Config } from '../config/options.js';
+import { MALLOC_TUNABLES, mallocControls, onGlibc } from '../server/malloc.js';
 import { wrapText } from '../ui/fit-table.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -268,6 +269,25 @@ async function compressionCheck(o: DoctorOptions): Promise<Check> {
   }
 }
 
+/**
+ * On glibc Linux: whether `svc serve` can fix glibc's malloc thresholds and
+ * give memory back after a burst (src/server/malloc.ts), which needs koffi,
+ * an optional dependency. No check elsewhere: nothing to do there.
+ */
+export function memoryCheck(probe = { glibc: onGlibc, controls: mallocControls }): Check | undefined {
+  if (!probe.glibc()) return undefined;
+  if (probe.controls())
+    return ok(
+      'memory release',
+      'glibc malloc controls available: memory a burst freed goes back to the system',
+    );
+  return warn(
+    'memory release',
+    'koffi (optional dependency) not installed: after a burst of large requests svc serve keeps the memory they freed',
+    `install svc without --omit=optional, or start svc serve with GLIBC_TUNABLES=${MALLOC_TUNABLES}`,
+  );
+}
+
 /** Every check, in the order printed. */
 export async function runChecks(o: DoctorOptions): Promise<Check[]> {
   const { config } = o;
@@ -291,6 +311,8 @@ export async function runChecks(o: DoctorOptions): Promise<Check[]> {
     ...(config.store ? [redisCheck(config, t)] : []),
     ...(server.up ? [compressionCheck(o)] : []),
   ]);
+  const memory = memoryCheck();
+  if (memory) checks.push(memory);
   return [server.check, ...checks];
 }
 

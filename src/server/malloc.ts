@@ -43,6 +43,21 @@ export const MMAP_THRESHOLD = 512 * 1024;
 /** Free memory past this at the top of an arena goes back to the system when a block is freed. */
 export const TRIM_THRESHOLD = 1024 * 1024;
 
+/** The same thresholds as glibc tunables, for a process's environment (`svc wrap`, `svc doctor`'s fix). */
+export const MALLOC_TUNABLES = `glibc.malloc.mmap_threshold=${MMAP_THRESHOLD}:glibc.malloc.trim_threshold=${TRIM_THRESHOLD}`;
+
+/** Whether this process runs on glibc (Linux), from Node's diagnostic report header. */
+export function onGlibc(): boolean {
+  if (process.platform !== 'linux') return false;
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return Boolean(report?.header?.glibcVersionRuntime);
+}
+
+/** Whether svc can call glibc's malloc controls in this process (glibc Linux, koffi installed). */
+export function mallocControls(): boolean {
+  return glibc() !== null;
+}
+
 /** Whether the environment already sets glibc's malloc thresholds: the user's choice stands. */
 export function mallocSetByEnv(env: NodeJS.ProcessEnv): boolean {
   return (

@@ -3,6 +3,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryCheck } from '../../src/doctor/checks.js';
+import { onGlibc } from '../../src/server/malloc.js';
 import { runCli } from '../cli/helpers.js';
 import { startTestRedis, type TestRedis } from '../helpers/redis-server.js';
 import { bigToolOutput, type Mock, mockUpstream, type ServeProcess, startServe } from './helpers.js';
@@ -107,6 +109,7 @@ describe('svc doctor', () => {
       'ccr store',
       'toin file',
       'compression',
+      ...(onGlibc() ? ['memory release'] : []),
     ]);
     expect(byName(report, 'compression')?.detail).toMatch(/1 requests, [\d,]+ tokens saved/);
     const seen = upstream.requests.slice(before);
@@ -221,4 +224,17 @@ describe('svc doctor', () => {
       rmSync(other, { recursive: true, force: true });
     }
   }, 30_000);
+});
+
+describe('svc doctor: memory release (glibc Linux)', () => {
+  it('ok with the malloc controls, a warning with the fix without koffi, no check off glibc', () => {
+    expect(memoryCheck({ glibc: () => true, controls: () => true })?.status).toBe('ok');
+    const missing = memoryCheck({ glibc: () => true, controls: () => false });
+    expect(missing?.status).toBe('warn');
+    expect(missing?.fix).toContain('--omit=optional');
+    expect(missing?.fix).toContain('GLIBC_TUNABLES=glibc.malloc.mmap_threshold=524288');
+    expect(memoryCheck({ glibc: () => false, controls: () => false })).toBeUndefined();
+    // this machine: glibc Linux with koffi installed (a dev dependency's install here)
+    if (onGlibc()) expect(memoryCheck()?.status).toBe('ok');
+  });
 });
