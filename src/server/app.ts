@@ -167,10 +167,16 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     for (const plugin of PLUGINS) await plugin(app, ctx);
     boundYoungGeneration();
     // glibc's thresholds fixed before the first request, its free pages given back at idle
-    ctx.logger.debug(tuneMalloc() ? 'malloc: thresholds set' : 'malloc: thresholds left as they are', {
-      mmap_threshold: MMAP_THRESHOLD,
-      trim_threshold: TRIM_THRESHOLD,
-    });
+    const malloc = tuneMalloc();
+    if (malloc === 'set')
+      ctx.logger.debug('malloc: thresholds set', {
+        mmap_threshold: MMAP_THRESHOLD,
+        trim_threshold: TRIM_THRESHOLD,
+      });
+    else
+      ctx.logger.debug('malloc: thresholds left as they are', {
+        why: malloc === 'environment' ? 'set in the environment' : 'no glibc malloc controls (koffi, glibc)',
+      });
     collectWhenIdle(ctx);
   } catch (err) {
     await store?.close();

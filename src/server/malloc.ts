@@ -79,15 +79,17 @@ export function mallocSetByEnv(env: NodeJS.ProcessEnv): boolean {
  * Fixed, blocks of half a MB and more are mapped and unmapped whole, and an
  * arena's top past 1 MiB goes back when a block is freed. The ~341 KB body of
  * a 91k-token conversation and the socket's chunks still come from the heap,
- * reused from request to request. Returns whether it set them.
+ * reused from request to request. Returns what it did: `set`, or why not
+ * (`environment`: set there; `unavailable`: no glibc malloc controls, or
+ * glibc refused a value).
  */
-export function tuneMalloc(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (mallocSetByEnv(env)) return false;
+export function tuneMalloc(env: NodeJS.ProcessEnv = process.env): 'set' | 'environment' | 'unavailable' {
+  if (mallocSetByEnv(env)) return 'environment';
   const c = glibc();
-  if (!c) return false;
-  return (
-    c.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) === 1 && c.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) === 1
-  );
+  if (!c) return 'unavailable';
+  const set =
+    c.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) === 1 && c.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) === 1;
+  return set ? 'set' : 'unavailable';
 }
 
 /**
