@@ -77,15 +77,6 @@ export function countInputTokens(ex: ProxyExchange): number {
 }
 
 /**
- * An upper bound of `countInputTokens` without counting (a token is at least
- * a byte of UTF-8; texts counted before count as counted); undefined when
- * the body is not readable.
- */
-function inputTokensAtMost(ex: ProxyExchange): number | undefined {
-  return inputTokens(ex, 'atMost');
-}
-
-/**
  * Takes the request's hold on the rate limiter. Given no count (`counted`),
  * it does not count a new conversation before forwarding (milliseconds of
  * BPE; issue 19): it asks for an upper bound of the count, and only when
@@ -99,7 +90,9 @@ async function acquireRate(
   client: string,
   counted: number | undefined,
 ): Promise<RateDecision> {
-  const bound = counted === undefined ? inputTokensAtMost(ex) : undefined;
+  // an upper bound of the count without counting: a token is at least a byte of UTF-8, and texts
+  // counted before count as counted
+  const bound = counted === undefined ? inputTokens(ex, 'atMost') : undefined;
   if (bound !== undefined) {
     const decision = await limiter.acquire(client, bound);
     if (decision.allowed) {
