@@ -73,6 +73,42 @@ export function boundYoungGeneration(): void {
   }
 }
 
+/** How far past what survived the last full collection V8 lets the old generation grow: 3x. */
+export const HEAP_GROWING_PERCENT = 200;
+
+/** Whether node was started with its own `--heap-growing-percent` (NODE_OPTIONS or a flag). */
+export function heapGrowingGiven(execArgv: readonly string[], nodeOptions = ''): boolean {
+  return [...execArgv, nodeOptions].some((arg) => /--heap[-_]growing[-_]percent/.test(arg));
+}
+
+/**
+ * Spaces V8's full collections under a steady load (issue 19). V8 counts the
+ * external memory allocated since the last full collection against the old
+ * generation's limit, and the Buffers of each request (the socket's chunks of
+ * a ~91k-token body, the spliced body sent on: a few hundred KB) wait for a
+ * collection to be freed. The limit V8 picks from how fast it collects was
+ * ~1.7x the live heap (17 MB live, a 29 MB limit), so those Buffers started
+ * the next marking as soon as the last one ended: a full collection every
+ * ~35 memoized turns, ~0.5 ms of CPU a turn across threads. With the limit at
+ * 3x what survived, the young generation's collections free them first and
+ * full collections become rare. The peak heap under a load of new
+ * conversations did not grow (`node bench/memory.js`), and the idle
+ * collection brings it back down. Set at run time unless node was
+ * given its own value; returns whether it was set.
+ */
+export function paceFullCollections(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS,
+): boolean {
+  if (heapGrowingGiven(execArgv, nodeOptions)) return false;
+  try {
+    setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * One idle collection (`idleCollection`) when the server goes idle after work (issue 19):
  * V8 collects its old generation only under allocation pressure, so after a
