@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LargeBodyPool } from '../../src/server/large-body/pool.js';
 import {
   type MockUpstream,
   replyJson,
+  spawnServe,
   startMockUpstream,
   startSvc,
   type TestSvc,
@@ -71,29 +70,10 @@ afterEach(async () => {
 
 /** `svc serve` (the built CLI) on a loopback port, forwarding to the mock upstream. */
 async function serve(flags: string[]): Promise<{ url: string; stderr: () => string }> {
-  const home = mkdtempSync(join(tmpdir(), 'svc-large-'));
-  homes.push(home);
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/run.js',
-      'serve',
-      '--port',
-      '0',
-      '--messages-api-url',
-      `${upstream!.url}/v1`,
-      '--no-telemetry',
-      ...flags,
-    ],
-    { env: { ...process.env, SERVICE_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  await until(() => /listening on (http:\/\/\S+)/.test(stderr), 15_000);
-  return { url: /listening on (http:\/\/\S+)/.exec(stderr)![1]!, stderr: () => stderr };
+  const proc = await spawnServe(upstream!.url, flags);
+  children.push(proc.child);
+  homes.push(proc.home);
+  return proc;
 }
 
 async function post(url: string, body: string): Promise<Response> {

@@ -1,20 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateSession } from '../../fixtures/generate.js';
 import { toMessagesBody } from '../../fixtures/lib/conversation.js';
 import { heapGrowingGiven } from '../../src/server/idle-gc.js';
-import { type MockUpstream, replyJson, startMockUpstream, until } from './helpers.js';
+import { type MockUpstream, replyJson, spawnServe, startMockUpstream } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
 const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test' };
 
 let upstream: MockUpstream | undefined;
 const children: ChildProcess[] = [];
+const homes: string[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
   await upstream?.close();
   upstream = undefined;
 });
@@ -25,46 +25,27 @@ afterEach(async () => {
  * after `warm` of them.
  */
 async function fullCollections(body: string, nodeFlags: string[], warm: number, n: number): Promise<number> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeFlags,
-      '--trace-gc',
-      'bin/run.js',
-      'serve',
-      '--port',
-      '0',
-      '--messages-api-url',
-      `${upstream!.url}/v1`,
-      '--no-telemetry',
-      '--no-cache',
-      '--no-rate-limit',
-    ],
-    {
-      env: { ...process.env, SERVICE_HOME: mkdtempSync(join(tmpdir(), 'svc-heap-')) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+  const svc = await spawnServe(
+    upstream!.url,
+    ['--no-cache', '--no-rate-limit'],
+    [...nodeFlags, '--trace-gc'],
   );
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  await until(() => /listening on (http:\/\/\S+)/.test(stderr), 15_000);
-  const url = /listening on (http:\/\/\S+)/.exec(stderr)![1]!;
+  children.push(svc.child);
+  homes.push(svc.home);
   const send = async () => {
-    const res = await fetch(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
+    const res = await fetch(`${svc.url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
   };
   for (let i = 0; i < warm; i++) await send();
-  const from = stdout.length;
+  const from = svc.stdout().length;
   for (let i = 0; i < n; i++) await send();
-  return (stdout.slice(from).match(/Mark-Compact/g) ?? []).length;
+  return (
+    svc
+      .stdout()
+      .slice(from)
+      .match(/Mark-Compact/g) ?? []
+  ).length;
 }
 
 describe('V8 full collections spaced under a steady load (issue 19)', () => {

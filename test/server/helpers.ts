@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -157,4 +158,63 @@ export function withoutRetrievalTool(sent: string): string {
     out = out.replace(`,"tools":[${tool}]}`, '}').replace(`,${tool}`, '');
   }
   return out;
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  home: string;
+  /** What the process wrote so far. */
+  stdout(): string;
+  stderr(): string;
+}
+
+/**
+ * `svc serve` of the built CLI (`bin/run.js`) in a child process on a
+ * loopback port, forwarding both APIs to `upstream`, with SERVICE_HOME a new
+ * temp dir; `nodeFlags` go to node. Resolves once it logs that it listens.
+ * The caller kills the child and removes `home`.
+ */
+export async function spawnServe(
+  upstream: string,
+  flags: string[] = [],
+  nodeFlags: string[] = [],
+): Promise<ServeProcess> {
+  const home = mkdtempSync(join(tmpdir(), 'svc-serve-'));
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeFlags,
+      'bin/run.js',
+      'serve',
+      '--port',
+      '0',
+      '--messages-api-url',
+      `${upstream}/v1`,
+      '--no-telemetry',
+      ...flags,
+    ],
+    { env: { ...process.env, SERVICE_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  try {
+    await until(() => /listening on (http:\/\/\S+)/.test(err), 15_000);
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw e;
+  }
+  return {
+    child,
+    url: /listening on (http:\/\/\S+)/.exec(err)![1]!,
+    home,
+    stdout: () => out,
+    stderr: () => err,
+  };
 }
