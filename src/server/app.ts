@@ -23,7 +23,7 @@ import { withExactPosts } from './exact-posts.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
-import { boundYoungGeneration, collectWhenIdle, paceFullCollections } from './idle-gc.js';
+import { collectWhenIdle, paceFullCollections } from './idle-gc.js';
 import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { MMAP_THRESHOLD, TRIM_THRESHOLD, tuneMalloc } from './malloc.js';
 import { requestLogRoutes } from './observers/request-log.js';
@@ -165,7 +165,6 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
       ctx.onClose.push(() => pool.close());
     }
     for (const plugin of PLUGINS) await plugin(app, ctx);
-    boundYoungGeneration();
     paceFullCollections();
     // glibc's thresholds fixed before the first request, its free pages given back at idle
     const malloc = tuneMalloc();

@@ -56,23 +56,6 @@ function withExposedGc(make: (gc: () => void) => () => void): (() => void) | und
   return gc && make(gc);
 }
 
-/**
- * Keeps V8's young generation at its initial size (1 MB semi-spaces) instead
- * of letting it grow to 16 MB ones under load: once grown, V8 keeps the
- * 32 MB committed after the load (a full collection does not shrink it), and
- * the server's RSS with it (issue 19: ~50 MB of the growth after 30 s of
- * ~91k-token bodies). Objects that outlive a request are promoted a little
- * sooner; measured, the CPU per request did not change (`node bench/perf.js`).
- * Set at run time (`--max-semi-space-size` could only be given to node).
- */
-export function boundYoungGeneration(): void {
-  try {
-    setFlagsFromString('--semi-space-growth-factor=1');
-  } catch {
-    // a V8 without the flag: the young generation grows as it does by default
-  }
-}
-
 /** How far past what survived the last full collection V8 lets the old generation grow: 3x. */
 export const HEAP_GROWING_PERCENT = 200;
 
