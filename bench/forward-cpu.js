@@ -3,12 +3,17 @@
  * CPU per forwarded request (issue 19, the `--no-optimize` requests/s
  * target): the ~1k-token body of bench/perf.js sent again and again at c=10
  * through one server, and that server's CPU (user + sys) per request, in
- * windows of a few seconds after a warm-up. On Linux with `taskset`, the
+ * windows of a few seconds after a warm-up. `--body 91k --concurrency 1`:
+ * the memoized turn of a long session at steady state (the ~91k-token
+ * conversation of bench/perf.js again and again, one at a time, after
+ * `--warmup` turns), where bench/perf.js measures a few hundred turns into
+ * a server's life, interleaved with direct requests. On Linux with `taskset`, the
  * server runs alone on CPU 1 and this sender and the mock upstream on CPU 0,
  * so the figure does not move with which process the scheduler favours (on
  * two cores, unpinned, it moves by +-10 %).
  *
  *   node bench/forward-cpu.js [--target no-optimize|svc|baseline] [--secs S] [--windows N]
+ *                             [--body 1k|91k] [--concurrency C] [--warmup N]
  *
  * no-optimize: `svc serve --no-optimize`; svc: `svc serve`; baseline: the
  * bare forwarding proxy (bench/lib/forward-proxy.js). `--no-cache` and
@@ -21,17 +26,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { generateSession } from '../fixtures/generate.js';
 import { buildSession } from '../fixtures/lib/conversation.js';
 import { createRng } from '../fixtures/lib/rng.js';
 import { median, requireBuild } from './lib/measure.js';
-import { bodyPool, cpuMs, postMessages, spawnPrintsPort, spawnSvc, stop } from './lib/servers.js';
+import {
+  AGENT_TOOL_TOKENS,
+  bodyPool,
+  cpuMs,
+  postMessages,
+  spawnPrintsPort,
+  spawnSvc,
+  stop,
+} from './lib/servers.js';
 
 const argv = process.argv.slice(2);
 const opt = (f, d) => (argv.indexOf(f) === -1 ? d : argv[argv.indexOf(f) + 1]);
 const TARGET = opt('--target', 'no-optimize');
 const SECS = Number(opt('--secs', 4));
 const WINDOWS = Number(opt('--windows', 4));
-const WARMUP = 2000;
+const BODY = opt('--body', '1k');
+const CONCURRENCY = Number(opt('--concurrency', 10));
+const WARMUP = Number(opt('--warmup', 2000));
 
 /** Pins the processes when `taskset` is there; false when it is not. */
 function pin(serverPid, others) {
@@ -51,8 +67,15 @@ async function main() {
     console.error('--target is one of no-optimize, svc, baseline');
     process.exit(2);
   }
-  // the ~1.1k-token body of bench/perf.js
-  const body = bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), 1).same;
+  if (!['1k', '91k'].includes(BODY)) {
+    console.error('--body is 1k or 91k');
+    process.exit(2);
+  }
+  // the ~1.1k-token and ~91k-token bodies of bench/perf.js
+  const body =
+    BODY === '1k'
+      ? bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), 1).same
+      : bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), 1, { agent: true }).same;
   const home = mkdtempSync(join(os.tmpdir(), 'svc-forward-cpu-'));
   const mock = await spawnPrintsPort(new URL('./lib/mock-upstream.js', import.meta.url).pathname);
   const server =
@@ -60,7 +83,7 @@ async function main() {
       ? await spawnPrintsPort(new URL('./lib/forward-proxy.js', import.meta.url).pathname, [mock.url])
       : await spawnSvc(mock.url, { home, extra: TARGET === 'no-optimize' ? ['--no-optimize'] : [] });
   const pinned = pin(server.child.pid, [mock.child.pid, process.pid]);
-  const pool = new Pool(server.url, { connections: 10 });
+  const pool = new Pool(server.url, { connections: CONCURRENCY });
   const send = () => postMessages(pool, body);
   try {
     for (let i = 0; i < WARMUP; i++) await send();
@@ -71,7 +94,7 @@ async function main() {
       const c0 = cpuMs(server.child.pid);
       const end = performance.now() + SECS * 1000;
       await Promise.all(
-        Array.from({ length: 10 }, async () => {
+        Array.from({ length: CONCURRENCY }, async () => {
           while (performance.now() < end) {
             await send();
             done++;
@@ -83,7 +106,7 @@ async function main() {
     }
     const f = (xs) => xs.map((x) => x.toFixed(0)).join(' ');
     console.log(
-      `${TARGET}${pinned ? ' (pinned: server on CPU 1)' : ' (not pinned)'}: CPU us/request median ${median(cpu).toFixed(0)} [${f(cpu)}], requests/s ${f(rps)}`,
+      `${TARGET}, ~${BODY} c=${CONCURRENCY} after ${WARMUP}${pinned ? ' (pinned: server on CPU 1)' : ' (not pinned)'}: CPU us/request median ${median(cpu).toFixed(0)} [${f(cpu)}], requests/s ${f(rps)}`,
     );
   } finally {
     await pool.close();
