@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { engineMemoBytes } from '../../src/engine/memo-budget.js';
 import { applyJsonEdits, JsonEdits, valueEnd } from '../../src/json/spans.js';
 
 const DOC = `{
@@ -91,5 +92,34 @@ describe.each([
     const edits = new JsonEdits();
     edits.set(['messages', 9, 'content'], 'x');
     expect(() => applyJsonEdits(DOC, edits, parsed(DOC))).toThrow(RangeError);
+  });
+});
+
+describe('long strings: found in the text the first time, skipped by their measured length after (issue 19)', () => {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+  it.each([
+    ['spelled as JSON.stringify does', (s: string) => JSON.stringify(s)],
+    // \u0022 for each quote: longer than the shortest spelling, and holding no raw quote
+    ['spelled long, quotes as \\u0022', (s: string) => JSON.stringify(s).replace(/\\"/g, '\\u0022')],
+  ])('%s', async (name, spell) => {
+    const long = `${name}: a "quoted" word, a \\ backslash, caf\u00e9 and a tab\t. `.repeat(40);
+    expect(long.length).toBeGreaterThan(256);
+    const doc = `{"m": [{"content": ${spell(long)}, "k": "v"}, {"content": "last"}]}`;
+    const edit = () => {
+      const edits = new JsonEdits();
+      edits.set(['m', 0, 'k'], 'V');
+      edits.set(['m', 1, 'content'], 'LAST');
+      return applyJsonEdits(doc, edits, JSON.parse(doc));
+    };
+    const expected = doc.replace('"k": "v"', '"k": "V"').replace('"last"', '"LAST"');
+    const before = engineMemoBytes().spelled_lengths;
+    expect(edit()).toBe(expected);
+    // not measured on the request's path...
+    expect(engineMemoBytes().spelled_lengths).toBe(before);
+    await tick();
+    // ...but right after, for the turns that come next, which find the same bytes
+    expect(engineMemoBytes().spelled_lengths).toBeGreaterThan(before);
+    expect(edit()).toBe(expected);
   });
 });
