@@ -166,7 +166,7 @@ function spelledLength(value: string): number | undefined {
 
 /** Long strings whose end was found in the text, to be measured and memoized. */
 let unmeasured: string[] = [];
-let measuring: ReturnType<typeof setTimeout> | undefined;
+let measureScheduled = false;
 
 /**
  * Measures `value` once the current request's synchronous work is done (a
@@ -177,13 +177,15 @@ let measuring: ReturnType<typeof setTimeout> | undefined;
  */
 function measureLater(value: string): void {
   unmeasured.push(value);
-  measuring ??= setTimeout(measureUnmeasured, 0).unref();
+  if (measureScheduled) return;
+  measureScheduled = true;
+  setTimeout(measureUnmeasured, 0).unref();
 }
 
 function measureUnmeasured(): void {
   const values = unmeasured;
   unmeasured = [];
-  measuring = undefined;
+  measureScheduled = false;
   for (const value of values) {
     if (spelledMemo.has(value)) continue;
     const n = measureSpelled(value);
