@@ -72,9 +72,9 @@ export function heapGrowingGiven(execArgv: readonly string[], nodeOptions = ''):
  * collection to be freed. The limit V8 picks from how fast it collects was
  * ~1.7x the live heap (17 MB live, a 29 MB limit), so those Buffers started
  * the next marking as soon as the last one ended: a full collection every
- * ~35 memoized turns, ~0.5 ms of CPU a turn across threads. With the limit at
- * 3x what survived, the young generation's collections free them first and
- * full collections become rare. The peak heap under a load of new
+ * ~35 memoized turns, ~0.4 ms of CPU a turn across threads. With the limit at
+ * 3x what survived, the young generation's collections free them first, and
+ * full collections come a third as often. The peak heap under a load of new
  * conversations did not grow (`node bench/memory.js`), and the idle
  * collection brings it back down. Set at run time unless node was
  * given its own value; returns whether it was set.
