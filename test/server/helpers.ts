@@ -171,7 +171,7 @@ export interface ServeProcess {
 
 /**
  * `svc serve` of the built CLI (`bin/run.js`) in a child process on a
- * loopback port, forwarding both APIs to `upstream`, with SERVICE_HOME a new
+ * loopback port, forwarding `/v1/messages` to `upstream`, with SERVICE_HOME a new
  * temp dir; `nodeFlags` go to node. Resolves once it logs that it listens.
  * The caller kills the child and removes `home`.
  */
@@ -208,6 +208,7 @@ export async function spawnServe(
     await until(() => /listening on (http:\/\/\S+)/.test(err), 15_000);
   } catch (e) {
     child.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
     throw e;
   }
   return {
