@@ -71,6 +71,10 @@ async function main() {
     console.error('--body is 1k or 91k');
     process.exit(2);
   }
+  if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1 || !Number.isInteger(WARMUP) || WARMUP < 0) {
+    console.error('--concurrency is a whole number from 1, --warmup one from 0');
+    process.exit(2);
+  }
   // the ~1.1k-token and ~91k-token bodies of bench/perf.js
   const body =
     BODY === '1k'
