@@ -59,9 +59,12 @@ function withExposedGc(make: (gc: () => void) => () => void): (() => void) | und
 /** How far past what survived the last full collection V8 lets the old generation grow: 3x. */
 export const HEAP_GROWING_PERCENT = 200;
 
-/** Whether node was started with its own `--heap-growing-percent` (NODE_OPTIONS or a flag). */
-export function heapGrowingGiven(execArgv: readonly string[], nodeOptions = ''): boolean {
-  return [...execArgv, nodeOptions].some((arg) => /--heap[-_]growing[-_]percent/.test(arg));
+/**
+ * Whether node was started with its own `--heap-growing-percent` (a flag to
+ * node: NODE_OPTIONS does not take it).
+ */
+export function heapGrowingGiven(execArgv: readonly string[]): boolean {
+  return execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg));
 }
 
 /**
@@ -79,11 +82,8 @@ export function heapGrowingGiven(execArgv: readonly string[], nodeOptions = ''):
  * collection brings it back down. Set at run time unless node was
  * given its own value; returns whether it was set.
  */
-export function paceFullCollections(
-  execArgv: readonly string[] = process.execArgv,
-  nodeOptions = process.env.NODE_OPTIONS,
-): boolean {
-  if (heapGrowingGiven(execArgv, nodeOptions)) return false;
+export function paceFullCollections(execArgv: readonly string[] = process.execArgv): boolean {
+  if (heapGrowingGiven(execArgv)) return false;
   try {
     setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
     return true;
