@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LargeBodyPool } from '../../src/server/large-body/pool.js';
 import {
   type MockUpstream,
+  postMessages,
+  type ReadAnswer,
   replyJson,
   spawnServe,
   startMockUpstream,
@@ -76,10 +78,8 @@ async function serve(flags: string[]): Promise<{ url: string; stderr: () => stri
   return proc;
 }
 
-async function post(url: string, body: string): Promise<Response> {
-  const res = await fetch(`${url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
-  await res.arrayBuffer();
-  return res;
+function post(url: string, body: string): Promise<ReadAnswer> {
+  return postMessages(url, body, HEADERS);
 }
 
 describe('large bodies (svc serve)', () => {

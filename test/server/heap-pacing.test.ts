@@ -4,10 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateSession } from '../../fixtures/generate.js';
 import { toMessagesBody } from '../../fixtures/lib/conversation.js';
 import { heapGrowingGiven } from '../../src/server/idle-gc.js';
-import { type MockUpstream, replyJson, spawnServe, startMockUpstream } from './helpers.js';
+import { type MockUpstream, postMessages, replyJson, spawnServe, startMockUpstream } from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
-
-const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test' };
 
 let upstream: MockUpstream | undefined;
 const children: ChildProcess[] = [];
@@ -32,11 +30,7 @@ async function fullCollections(body: string, nodeFlags: string[], warm: number, 
   );
   children.push(svc.child);
   homes.push(svc.home);
-  const send = async () => {
-    const res = await fetch(`${svc.url}/v1/messages`, { method: 'POST', headers: HEADERS, body });
-    expect(res.status).toBe(200);
-    await res.arrayBuffer();
-  };
+  const send = async () => expect((await postMessages(svc.url, body)).status).toBe(200);
   for (let i = 0; i < warm; i++) await send();
   const from = svc.stdout().length;
   for (let i = 0; i < n; i++) await send();

@@ -160,6 +160,30 @@ export function withoutRetrievalTool(sent: string): string {
   return out;
 }
 
+/** An answer read to its end. */
+export interface ReadAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/**
+ * POSTs `body` to `url`'s `/v1/messages` as an Anthropic client does (JSON,
+ * an `x-api-key`), and reads the answer to its end.
+ */
+export async function postMessages(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<ReadAnswer> {
+  const res = await fetch(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', ...headers },
+    body,
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   url: string;

@@ -5,7 +5,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { IDLE_GC_MS } from '../../src/server/idle-gc.js';
 import { mallocSetByEnv, tuneMalloc } from '../../src/server/malloc.js';
-import { type MockUpstream, replyJson, startMockUpstream, startSvc, type TestSvc, until } from './helpers.js';
+import {
+  type MockUpstream,
+  postMessages,
+  replyJson,
+  startMockUpstream,
+  startSvc,
+  type TestSvc,
+  until,
+} from './helpers.js';
 import { MESSAGES_REPLY } from './sse-mocks.js';
 
 /** glibc Linux, where svc can call `malloc_trim` (koffi is installed with the dev dependencies). */
@@ -99,15 +107,7 @@ describe('glibc malloc: thresholds fixed at start, free pages given back at idle
       max_tokens: 64,
       messages: [{ role: 'user', content: `Summarize:\n${'a line of a long tool output\n'.repeat(20_000)}` }],
     });
-    for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${svc.url}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test' },
-        body,
-      });
-      expect(res.status).toBe(200);
-      await res.arrayBuffer();
-    }
+    for (let i = 0; i < 3; i++) expect((await postMessages(svc.url, body)).status).toBe(200);
     expect(lines.some((l) => l.includes(glibc ? 'malloc: thresholds set' : 'malloc: thresholds left'))).toBe(
       true,
     );
