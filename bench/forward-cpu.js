@@ -7,7 +7,8 @@
  * the memoized turn of a long session at steady state (the ~91k-token
  * conversation of bench/perf.js again and again, one at a time, after
  * `--warmup` turns), where bench/perf.js measures a few hundred turns into
- * a server's life, interleaved with direct requests. On Linux with `taskset`, the
+ * a server's life, unpinned, interleaved with direct requests and back to
+ * back. On Linux with `taskset`, the
  * server runs alone on CPU 1 and this sender and the mock upstream on CPU 0,
  * so the figure does not move with which process the scheduler favours (on
  * two cores, unpinned, it moves by +-10 %).
