@@ -27,15 +27,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { generateSession } from '../fixtures/generate.js';
-import { buildSession } from '../fixtures/lib/conversation.js';
-import { createRng } from '../fixtures/lib/rng.js';
 import { median, requireBuild } from './lib/measure.js';
 import {
-  AGENT_TOOL_TOKENS,
+  agentSession,
   bodyPool,
   cpuMs,
   postMessages,
+  smallSession,
   spawnPrintsPort,
   spawnSvc,
   stop,
@@ -78,9 +76,7 @@ async function main() {
   }
   // the ~1.1k-token and ~91k-token bodies of bench/perf.js
   const body =
-    BODY === '1k'
-      ? bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), 1).same
-      : bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), 1, { agent: true }).same;
+    BODY === '1k' ? bodyPool(smallSession, 1).same : bodyPool(agentSession, 1, { agent: true }).same;
   const home = mkdtempSync(join(os.tmpdir(), 'svc-forward-cpu-'));
   const mock = await spawnPrintsPort(new URL('./lib/mock-upstream.js', import.meta.url).pathname);
   const server =

@@ -27,6 +27,7 @@ import { ROOT, requireBuild } from './lib/measure.js';
 import {
   AGENT_TOOL_TOKENS,
   agentBody,
+  agentSession,
   bodyPool,
   memoryParts,
   postMessages,
@@ -67,7 +68,7 @@ let counter = 0;
 let fresh;
 /** 300 different sessions for `fresh`, built when first needed. */
 const pool = () => {
-  fresh ??= bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), 300, { agent: true });
+  fresh ??= bodyPool(agentSession, 300, { agent: true });
   return fresh;
 };
 /** The next body of the chosen mode. */

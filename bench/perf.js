@@ -39,18 +39,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { generateSession } from '../fixtures/generate.js';
-import { buildSession } from '../fixtures/lib/conversation.js';
-import { createRng } from '../fixtures/lib/rng.js';
 import { loadNote, median, printTable, ROOT, requireBuild, runNode } from './lib/measure.js';
 import {
-  AGENT_TOOL_TOKENS,
+  agentSession,
   bodyPool,
   cpuMs,
   memoryParts,
   postMessages,
   rssMb,
   sleep,
+  smallSession,
   spawnPrintsPort,
   spawnSvc,
   stop,
@@ -189,10 +187,10 @@ async function main() {
   const home = mkdtempSync(join(os.tmpdir(), 'svc-perf-'));
   // ~1.1k tokens (one log output, below the size the router compresses) and ~91k (o200k counts)
   // with --guards a body seen before must not be a cache hit when it is sent as a fresh one
-  const small = bodyPool((i) => buildSession(createRng(19 + i), ['logs'], { scale: 0.5 }), POOL, {
+  const small = bodyPool(smallSession, POOL, {
     unique: GUARDS,
   });
-  const large = bodyPool((i) => generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i), POOL, {
+  const large = bodyPool(agentSession, POOL, {
     agent: true,
     unique: GUARDS,
   });

@@ -1,16 +1,17 @@
 /**
  * The processes and bodies the speed and memory benches share (bench/perf.js,
  * bench/memory.js): `svc serve` and helper servers on loopback, a process's
- * RSS and CPU from /proc, `service_memory_bytes` from /metrics, and pools of
- * different sessions for "fresh" requests.
+ * RSS and CPU from /proc, `service_memory_bytes` from /metrics, the sessions
+ * of the ~1k and ~91k bodies, and pools of different sessions for "fresh" requests.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { generateSession } from '../../fixtures/generate.js';
 import { proseDoc } from '../../fixtures/lib/content.js';
-import { toMessagesBody } from '../../fixtures/lib/conversation.js';
+import { buildSession, toMessagesBody } from '../../fixtures/lib/conversation.js';
 import { createRng } from '../../fixtures/lib/rng.js';
 import { ROOT } from './measure.js';
 
@@ -187,6 +188,16 @@ export function agentBody(session) {
     tools: AGENT_TOOLS,
     max_tokens: b.max_tokens,
   };
+}
+
+/** Session `i` of the ~1.1k-token bodies (one log output, below the size the router compresses). */
+export function smallSession(i) {
+  return buildSession(createRng(19 + i), ['logs'], { scale: 0.5 });
+}
+
+/** Session `i` of the ~91k-token coding-agent bodies (with `agentBody`'s tools, ~91k tokens in all). */
+export function agentSession(i) {
+  return generateSession(91_000 - AGENT_TOOL_TOKENS, 1000 + i);
 }
 
 /**
