@@ -12,6 +12,7 @@ import { FORMATS } from '../../src/formats/index.js';
 import { type Logger, silentLogger } from '../../src/log.js';
 import { createSvcServer, type SvcServer } from '../../src/server/app.js';
 import { retrievalTool } from '../../src/server/retrieval/tool.js';
+import { BIN } from '../cli/helpers.js';
 
 export interface TestSvc {
   url: string;
@@ -194,7 +195,7 @@ export interface ServeProcess {
 }
 
 /**
- * `svc serve` of the built CLI (`bin/run.js`) in a child process on a
+ * `svc serve` of the built CLI (`BIN`) in a child process on a
  * loopback port, forwarding `/v1/messages` to `upstream`, with SERVICE_HOME a new
  * temp dir; `nodeFlags` go to node. Resolves once it logs that it listens.
  * The caller kills the child and removes `home`.
@@ -209,7 +210,7 @@ export async function spawnServe(
     process.execPath,
     [
       ...nodeFlags,
-      'bin/run.js',
+      BIN,
       'serve',
       '--port',
       '0',
