@@ -57,7 +57,7 @@ function withExposedGc(make: (gc: () => void) => () => void): (() => void) | und
 }
 
 /** How far past what survived the last full collection V8 lets the old generation grow: 3x. */
-export const HEAP_GROWING_PERCENT = 200;
+const HEAP_GROWING_PERCENT = 200;
 
 /**
  * Whether node was started with its own `--heap-growing-percent` (a flag to
