@@ -5,7 +5,7 @@
  */
 
 /** Version of the compression rules; part of every memo key. */
-export const ENGINE_VERSION = 5;
+export const ENGINE_VERSION = 6;
 
 /** Content below this many tokens passes unchanged. */
 export const SMALL_OUTPUT_TOKENS = 300;

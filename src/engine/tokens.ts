@@ -122,12 +122,31 @@ const PLAIN = { disallowedSpecial: new Set<string>() };
 
 const countO200k = (text: string): number => o200k.countTokens(text, PLAIN);
 
+type CountChunks = (text: string, enough?: number) => number;
+
 /**
- * Pre-tokens of a text (o200k_base's split), when the bundled tokenizer can
- * find them without counting (`dist/vendor`; gpt-tokenizer itself, which the
- * tests load, cannot). Every pre-token is at least one token.
+ * Pre-tokens of a text (o200k_base's split), stopping at `enough`: the
+ * bundled tokenizer's own chunker (`dist/vendor`), or under gpt-tokenizer
+ * itself (which the tests load) its split regex, which finds the same chunks
+ * (test/packaging/vendor-tokenizer.test.ts). Every pre-token is at least one
+ * token.
  */
-const chunksO200k = (o200k as { countChunks?: (text: string, enough?: number) => number }).countChunks;
+const chunksO200k: CountChunks =
+  (o200k as { countChunks?: CountChunks }).countChunks ??
+  regexChunks(
+    (o200k as unknown as { default: { bytePairEncodingCoreProcessor: { tokenSplitRegex: RegExp } } }).default
+      .bytePairEncodingCoreProcessor.tokenSplitRegex,
+  );
+
+function regexChunks(split: RegExp): CountChunks {
+  const re = new RegExp(split.source, split.flags);
+  return (text, enough = Number.POSITIVE_INFINITY) => {
+    let n = 0;
+    re.lastIndex = 0;
+    while (n < enough && re.exec(text) !== null) n++;
+    return n;
+  };
+}
 
 const COUNTERS: Record<EncodingName, (text: string) => number> = {
   o200k_base: bounded(countO200k),
@@ -282,24 +301,33 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     }
     return scaled(n);
   };
-  // Every pre-token is at least one token; a text with a long run is counted in slices instead.
+  // Every pre-token is at least one token; a long run is counted in slices, and so are its
+  // pre-tokens (each slice's pre-tokens are at most its count)
   const chunks = encoding === 'o200k_base' ? chunksO200k : undefined;
-  // the router asks for the same text's bound twice in a row (is it big enough, is it worth it)
+  const slicedChunks = chunks && bounded((text) => chunks(text));
+  // the router asks for the same text's pre-tokens twice in a row (is it big enough, is it worth it)
   let lastText: string | undefined;
   let lastChunks = 0;
   let lastEnough = 0;
+  const preTokens =
+    chunks &&
+    slicedChunks &&
+    ((text: string, enough = Number.POSITIVE_INFINITY): number => {
+      if (text.length === 0) return 0;
+      // the last answer stands if it was complete (below its cap) or already reaches this one
+      if (text !== lastText || (lastChunks >= lastEnough && lastChunks < enough)) {
+        const long = text.length >= LONG_RUN && mayHaveLongRun(text);
+        lastChunks = long ? slicedChunks(text) : chunks(text, enough);
+        lastEnough = long ? Number.POSITIVE_INFINITY : enough;
+        lastText = text;
+      }
+      return scaled(lastChunks);
+    });
   const atLeast = (text: string, enough = Number.POSITIVE_INFINITY): number => {
     if (text.length === 0) return 0;
     const n = memo.get(text);
     if (n !== undefined) return scaled(n);
-    if (!chunks || (text.length >= LONG_RUN && mayHaveLongRun(text))) return countText(text);
-    // the last answer stands if it was complete (below its cap) or already reaches this one
-    if (text !== lastText || (lastChunks >= lastEnough && lastChunks < enough)) {
-      lastChunks = chunks(text, enough);
-      lastEnough = enough;
-      lastText = text;
-    }
-    return scaled(lastChunks);
+    return preTokens ? preTokens(text, enough) : countText(text);
   };
   // No token is shorter than a byte of UTF-8 (nor is a slice of a long run).
   const atMost = (text: string): number => {
@@ -313,6 +341,7 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     countText,
     atLeast,
     atMost,
+    ...(preTokens && { preTokens }),
     countMessagesAtMost: (messages) => sumMessages(messages, counted, atMost, false),
     countMessages: (messages) => sumMessages(messages, counted, countText, true),
   };

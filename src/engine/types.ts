@@ -97,6 +97,16 @@ export interface Tokenizer {
   atLeast?(text: string, enough?: number): number;
   /** An upper bound on `countText(text)`, cheaper than counting (the exact count when known). */
   atMost?(text: string): number;
+  /**
+   * The pre-tokens of `text` (the encoding's split; long runs in the slices
+   * they are counted in), scaled as counts are: at most `countText(text)`,
+   * about twice as fast to find, and depending on the text alone (never on
+   * what was counted before). A measure for decisions that need the size of
+   * a text rather than its exact count. With `enough`, it may stop there
+   * (and return at least `enough`). Optional: without it, those decisions
+   * count exactly.
+   */
+  preTokens?(text: string, enough?: number): number;
   /** An upper bound on `countMessages(messages)`, from `atMost` and the per-message counts known. */
   countMessagesAtMost?(messages: readonly ChatMessage[]): number;
 }

@@ -1,7 +1,10 @@
 import { get_encoding } from 'tiktoken';
 import { describe, expect, it } from 'vitest';
+import { compressMessages } from '../../src/engine/index.js';
 import { detectContentType } from '../../src/engine/router.js';
 import { encodingForModel, mayHaveLongRun, tokenizerFor } from '../../src/engine/tokens.js';
+import type { ChatMessage } from '../../src/engine/types.js';
+import { rng } from './helpers.js';
 
 const repeat = (line: (i: number) => string, n = 20) =>
   Array.from({ length: n }, (_, i) => line(i)).join('\n');
@@ -159,12 +162,75 @@ describe('cheap bounds of a count', () => {
     for (const model of ['gpt-4o', 'claude-sonnet-4-5']) {
       const tok = tokenizerFor(model);
       for (const text of texts) {
+        const pre = tok.preTokens!(text);
         const n = tok.countText(text);
         expect(tok.atLeast!(text)).toBeLessThanOrEqual(n);
         expect(tok.atMost!(text)).toBeGreaterThanOrEqual(n);
+        // pre-tokens: at most the count, the same once the text has been counted, capped on request
+        expect(pre).toBeLessThanOrEqual(n);
+        expect(pre).toBeGreaterThan(0);
+        expect(tok.preTokens!(text)).toBe(pre);
+        expect(tok.preTokens!(`${text} `)).toBeGreaterThanOrEqual(pre);
+        expect(tok.preTokens!(text, 2)).toBeGreaterThanOrEqual(Math.min(2, pre));
       }
+      // a wall of whitespace is one pre-token to the split, and counted in slices like its tokens
+      expect(tok.preTokens!(' '.repeat(3000))).toBeGreaterThan(10);
       const messages = [{ role: 'user' as const, content: texts.join('\n') }];
       expect(tok.countMessagesAtMost!(messages)).toBeGreaterThanOrEqual(tok.countMessages(messages));
     }
+  });
+});
+
+describe('worth it, judged on pre-tokens', () => {
+  /**
+   * Pretty-printed JSON whose long random ids are several tokens per pre-token: minifying it
+   * saves more of its pre-tokens than of its tokens (with the defaults, 12% against under 9%).
+   */
+  function prettyJson(seed = 4812, idLength = 48): string {
+    const random = rng(seed);
+    const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const id = () => Array.from({ length: idLength }, () => chars[Math.floor(random() * 62)]).join('');
+    const doc: Record<string, unknown> = {
+      id: 1,
+      node_id: id(),
+      owner: { login: 'fixture-org', node_id: id() },
+    };
+    for (let k = 0; k < 12; k++) doc[`key_${k}`] = { sha: id(), url: `https://example.test/${id()}/${id()}` };
+    return JSON.stringify(doc, null, 2);
+  }
+  const session = (text: string): ChatMessage[] => [
+    { role: 'user', content: 'show the repository' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'a', type: 'function', function: { name: 'get_repo', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'a', content: text },
+    { role: 'user', content: 'ok' },
+  ];
+
+  it('uses a form that saves 10% of the pre-tokens, whatever its exact count saves', () => {
+    const text = prettyJson();
+    const minified = JSON.stringify(JSON.parse(text));
+    const tok = tokenizerFor('gpt-4o');
+    const [pre, preAfter] = [tok.preTokens!(text), tok.preTokens!(minified)];
+    const [n, nAfter] = [tok.countText(text), tok.countText(minified)];
+    expect(pre - preAfter).toBeGreaterThanOrEqual(pre * 0.1);
+    expect(n - nAfter).toBeLessThan(n * 0.1);
+    const out = compressMessages(session(text), { model: 'gpt-4o', lossless: true });
+    expect(out.result.messages[2]!.content).toBe(minified);
+  });
+
+  it('decides the same whatever was counted before', () => {
+    // around the threshold, where a count and the pre-tokens give different answers
+    const texts = Array.from({ length: 12 }, (_, k) => prettyJson(900 + k, 30 + 3 * k));
+    const cold = texts.map((t) => compressMessages(session(t), { model: 'gpt-4o', lossless: true }).result);
+    const tok = tokenizerFor('gpt-4o');
+    for (const t of texts) {
+      tok.countText(t);
+      tok.countText(JSON.stringify(JSON.parse(t)));
+    }
+    const warm = texts.map((t) => compressMessages(session(t), { model: 'gpt-4o', lossless: true }).result);
+    expect(warm.map((r) => r.messages)).toEqual(cold.map((r) => r.messages));
   });
 });
