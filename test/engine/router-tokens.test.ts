@@ -221,6 +221,18 @@ describe('worth it, judged on pre-tokens', () => {
     expect(out.result.messages[2]!.content).toBe(minified);
   });
 
+  it('judges on exact counts for a model whose tokenizer has no pre-tokens (cl100k_base)', () => {
+    const text = prettyJson();
+    const tok = tokenizerFor('gpt-4');
+    expect(tok.preTokens).toBeUndefined();
+    // under cl100k_base minifying saves 9% of the tokens: not enough
+    expect(tok.countText(text) - tok.countText(JSON.stringify(JSON.parse(text)))).toBeLessThan(
+      tok.countText(text) * 0.1,
+    );
+    const out = compressMessages(session(text), { model: 'gpt-4', lossless: true });
+    expect(out.result.messages[2]!.content).toBe(text);
+  });
+
   it('decides the same whatever was counted before', () => {
     // around the threshold, where a count and the pre-tokens give different answers
     const texts = Array.from({ length: 12 }, (_, k) => prettyJson(900 + k, 30 + 3 * k));
