@@ -287,6 +287,30 @@ export function tokenizerFor(model: string): Tokenizer {
   return tokenizer;
 }
 
+/**
+ * Pre-tokens of a text by `chunks` (see `Tokenizer.preTokens`), stopping at
+ * `enough`. Every pre-token is at least one token; a long run is counted in
+ * slices, and so are its pre-tokens (each slice's are at most its count). The
+ * last answer is kept: the router asks for the same text twice in a row (is
+ * it big enough, is it worth it).
+ */
+function preTokenCounter(chunks: CountChunks): CountChunks {
+  const sliced = bounded((text) => chunks(text));
+  let lastText: string | undefined;
+  let lastChunks = 0;
+  let lastEnough = 0;
+  return (text, enough = Number.POSITIVE_INFINITY) => {
+    // the last answer stands if it was complete (below its cap) or already reaches this one
+    if (text !== lastText || (lastChunks >= lastEnough && lastChunks < enough)) {
+      const long = text.length >= LONG_RUN && mayHaveLongRun(text);
+      lastChunks = long ? sliced(text) : chunks(text, enough);
+      lastEnough = long ? Number.POSITIVE_INFINITY : enough;
+      lastText = text;
+    }
+    return lastChunks;
+  };
+}
+
 function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
   const raw = COUNTERS[encoding];
   const memo = memoFor(encoding);
@@ -301,28 +325,8 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     }
     return scaled(n);
   };
-  // Every pre-token is at least one token; a long run is counted in slices, and so are its
-  // pre-tokens (each slice's pre-tokens are at most its count)
-  const chunks = encoding === 'o200k_base' ? chunksO200k : undefined;
-  const slicedChunks = chunks && bounded((text) => chunks(text));
-  // the router asks for the same text's pre-tokens twice in a row (is it big enough, is it worth it)
-  let lastText: string | undefined;
-  let lastChunks = 0;
-  let lastEnough = 0;
-  const preTokens =
-    chunks &&
-    slicedChunks &&
-    ((text: string, enough = Number.POSITIVE_INFINITY): number => {
-      if (text.length === 0) return 0;
-      // the last answer stands if it was complete (below its cap) or already reaches this one
-      if (text !== lastText || (lastChunks >= lastEnough && lastChunks < enough)) {
-        const long = text.length >= LONG_RUN && mayHaveLongRun(text);
-        lastChunks = long ? slicedChunks(text) : chunks(text, enough);
-        lastEnough = long ? Number.POSITIVE_INFINITY : enough;
-        lastText = text;
-      }
-      return scaled(lastChunks);
-    });
+  const chunks = encoding === 'o200k_base' ? preTokenCounter(chunksO200k) : undefined;
+  const preTokens = chunks && ((text: string, enough?: number): number => scaled(chunks(text, enough)));
   const atLeast = (text: string, enough = Number.POSITIVE_INFINITY): number => {
     if (text.length === 0) return 0;
     const n = memo.get(text);
