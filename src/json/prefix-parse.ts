@@ -19,6 +19,7 @@ import { isUtf8 } from 'node:buffer';
 import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD, stringBytes } from '../engine/memo-budget.js';
 import { arrayMemberSpans, detached, type Span, type SpanHints, skipWs, valueEnd } from './spans.js';
+import { decodeUtf8 } from './utf8.js';
 
 /** What `PrefixParser.parse` returns. */
 export interface ParsedBody {
@@ -220,7 +221,8 @@ export class PrefixParser {
    * for byte through the end of some message (one memory comparison), only
    * the bytes after that are decoded: the earlier text stands for the rest
    * (decoding is the costliest step left for a long body, above all one with
-   * characters beyond Latin-1). The text is exactly `raw.toString('utf8')`.
+   * characters beyond Latin-1; see `decodeUtf8`). The text is exactly
+   * `raw.toString('utf8')`.
    */
   parseBytes(raw: Buffer): ParsedBody & { text: string } {
     const key = this.keys.get(raw) ?? bytesGroupKey(raw);
@@ -238,7 +240,7 @@ export class PrefixParser {
         const rest = raw.subarray(cut);
         // Only valid UTF-8 decodes piecewise exactly as it does whole.
         if (!isUtf8(rest)) break;
-        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + rest.toString('utf8');
+        const text = earlier.text.slice(0, earlier.spans[kept - 1]!.end) + decodeUtf8(rest);
         const parsed = continueParse(text, earlier, kept);
         if (!parsed) continue;
         parsed.snapshot.bytes = {
@@ -250,7 +252,7 @@ export class PrefixParser {
         return { ...parsed.body, text };
       }
     }
-    const text = raw.toString('utf8');
+    const text = decodeUtf8(raw);
     return { ...this.parseText(text, key === undefined ? groupKey(text) : key, raw), text };
   }
 
