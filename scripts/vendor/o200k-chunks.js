@@ -14,9 +14,9 @@
 //   7. \s+
 //
 // The regex decides a chunk from the text at and after its start only, so the chunks can be found
-// one after another either way: where a character that decides the chunk is not ASCII (it may be
-// a letter, a mark, a digit or a space), `nextChunkEnd` returns -1 and the regex finds that one
-// chunk. test/packaging/vendor-tokenizer.test.ts compares both splits.
+// one after another either way: where a character that decides the chunk is not ASCII and not of
+// one class alone (see `wideClass`), `nextChunkEnd` returns -1 and the regex finds that one chunk.
+// test/packaging/vendor-tokenizer.test.ts compares both splits.
 
 const LOWER = 1;
 const UPPER = 2;
@@ -49,14 +49,48 @@ function contraction(text, i) {
   return i;
 }
 
-/** The class bits of the character at `i`: 0 past the end, -1 when it is not ASCII. */
+/**
+ * Classes of characters beyond ASCII, found on first sight by the regex's own property classes and
+ * kept (one byte per UTF-16 code unit): many texts repeat a few such characters on every line
+ * (`→` in file listings, box drawing, `·`, `—`, `✓`), and each sent a chunk to the regex engine.
+ * A character of one class alone gets its bits as an ASCII one does: a letter that is only upper
+ * (Lu, Lt) or only lower (Ll) case, a digit (N), a space (\s; the only line breaks, \r and \n, are
+ * ASCII) or a symbol (none of these). Marks and the other letters (Lm, Lo) are in both letter
+ * classes of the regex, which it tells apart by backtracking, and surrogates are halves of a
+ * character: those stay -1, for the regex.
+ */
+const UNKNOWN = 127;
+const WIDE = new Int8Array(0x10000).fill(UNKNOWN);
+
+function wideClass(c) {
+  let k = WIDE[c];
+  if (k === UNKNOWN) {
+    k = classify(c);
+    WIDE[c] = k;
+  }
+  return k;
+}
+
+function classify(c) {
+  if (c >= 0xd800 && c <= 0xdfff) return -1;
+  const ch = String.fromCharCode(c);
+  if (/\p{M}/u.test(ch)) return -1;
+  if (/[\p{Lu}\p{Lt}]/u.test(ch)) return UPPER;
+  if (/\p{Ll}/u.test(ch)) return LOWER;
+  if (/\p{L}/u.test(ch)) return -1;
+  if (/\p{N}/u.test(ch)) return DIGIT;
+  if (/\s/u.test(ch)) return SPACE;
+  return SYMBOL;
+}
+
+/** The class bits of the character at `i`: 0 past the end, -1 when the regex must decide. */
 function classAt(text, i) {
   if (i >= text.length) return 0;
   const c = text.charCodeAt(i);
-  return c < 128 ? CLASS[c] : -1;
+  return c < 128 ? CLASS[c] : wideClass(c);
 }
 
-/** End of the run of characters in `bits` from `i`, or -1 when it stops at one that is not ASCII. */
+/** End of the run of characters in `bits` from `i`, or -1 when it stops at one the regex must decide. */
 function runEnd(text, i, bits) {
   for (;;) {
     const k = classAt(text, i);
@@ -66,7 +100,7 @@ function runEnd(text, i, bits) {
   }
 }
 
-/** Where the chunk starting at `p` ends, or -1 when a character that decides it is not ASCII. */
+/** Where the chunk starting at `p` ends, or -1 when a character that decides it is left to the regex. */
 export function nextChunkEnd(text, p) {
   const n = text.length;
   const c = classAt(text, p);

@@ -86,10 +86,11 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('vendored %s', (name) => {
 
 describe("o200k_base's chunker", () => {
   /**
-   * The vendored o200k_base finds its pre-tokens with an ASCII chunker
-   * (scripts/vendor/o200k-chunks.js) and gpt-tokenizer's split regex only
-   * where a deciding character is not ASCII: the chunks must be the regex's,
-   * in every case, or counts would drift.
+   * The vendored o200k_base finds its pre-tokens with its own chunker
+   * (scripts/vendor/o200k-chunks.js: ASCII, and characters beyond it of one
+   * class alone) and gpt-tokenizer's split regex only where a deciding
+   * character is neither: the chunks must be the regex's, in every case, or
+   * counts would drift.
    */
   const alphabet = [
     'a',
@@ -140,6 +141,18 @@ describe("o200k_base's chunker", () => {
     'ǅ',
     'ʰ',
     '中',
+    // found by the chunker's table of characters beyond ASCII (symbols, one-case letters, spaces)
+    '→',
+    '│',
+    '·',
+    '✓',
+    '├',
+    'Ω',
+    'ß',
+    '½',
+    '\u2009',
+    '\ufeff',
+    '\u0085',
   ];
 
   function regexChunks(regex: RegExp, text: string): string[] {
