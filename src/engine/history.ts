@@ -291,29 +291,46 @@ export const MIN_LINE_CHARS = 8;
 
 /** Normal form of a line for repeat detection: line number of a listing and outer whitespace removed. */
 export function lineKey(line: string): string {
-  return line.slice(listingPrefixEnd(line)).trim();
+  return line.slice(listingPrefixEnd(line, 0)).trim();
 }
 
-/** End of a listing's line number (`/^ *\d+(?:→|\t)/`) at the start of `line`, or 0. */
-function listingPrefixEnd(line: string): number {
-  let i = 0;
-  while (line.charCodeAt(i) === 32) i++;
+/**
+ * End of a listing's line number (`/^ *\d+(?:→|\t)/`) in the line starting at
+ * `from` of `text`, or `from`. Never reads past the line: its end (`\n`, or
+ * the end of the text) stops every step.
+ */
+function listingPrefixEnd(text: string, from: number): number {
+  let i = from;
+  while (text.charCodeAt(i) === 32) i++;
   const digits = i;
-  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(i)) i++;
-  if (i === digits) return 0;
-  const c = line.charCodeAt(i);
-  return c === 0x2192 || c === 9 ? i + 1 : 0;
+  for (let c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(i)) i++;
+  if (i === digits) return from;
+  const c = text.charCodeAt(i);
+  return c === 0x2192 || c === 9 ? i + 1 : from;
 }
 
+/** What `trim` removes (`\s`: white space and line terminators), by character code. */
+function isTrimmed(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || (c >= 128 && SPACE_RE.test(String.fromCharCode(c)));
+}
+
+const SPACE_RE = /\s/;
+
+/**
+ * Adds the `lineKey` of each line of `text` to `into`, found in place: one
+ * slice per key, not a line, its rest and its trimmed copy.
+ */
 function addLines(text: string, into: Set<string>): void {
   let from = 0;
   for (;;) {
     const nl = text.indexOf('\n', from);
-    const line = nl === -1 ? text.slice(from) : text.slice(from, nl);
+    let end = nl === -1 ? text.length : nl;
     // a line shorter than a key cannot give one
-    if (line.length >= MIN_LINE_CHARS) {
-      const key = lineKey(line);
-      if (key.length >= MIN_LINE_CHARS) into.add(key);
+    if (end - from >= MIN_LINE_CHARS) {
+      let start = listingPrefixEnd(text, from);
+      while (start < end && isTrimmed(text.charCodeAt(start))) start++;
+      while (end > start && isTrimmed(text.charCodeAt(end - 1))) end--;
+      if (end - start >= MIN_LINE_CHARS) into.add(text.slice(start, end));
     }
     if (nl === -1) return;
     from = nl + 1;
