@@ -79,4 +79,20 @@ describe('memoized work across requests', () => {
     const originals = new Set(messages.map((m) => (typeof m.content === 'string' ? m.content : '')));
     expect(counted.filter((text) => originals.has(text))).toEqual([]);
   });
+
+  it("reads the router's memo in its own form only: an entry in another form is compressed again", () => {
+    const convo = generateConversation(7, 30);
+    const memo = new Map<string, string>();
+    const first = snapshot(compressMessages(structuredClone(convo), { model: 'gpt-4o', memo }));
+    const routed = [...memo.keys()].filter((k) => k.startsWith('svc-router:'));
+    expect(routed.length).toBeGreaterThan(5);
+    // the form is not JSON: a compressed text is kept as it is, after its type and a flag
+    const compressed = routed.map((k) => memo.get(k)!).filter((v) => !v.endsWith('\u0000-'));
+    expect(compressed.length).toBeGreaterThan(0);
+    for (const v of compressed) expect(v).toMatch(/^[a-z]+\u0000[01]\u0000/s);
+    // as JSON (an earlier form), or cut short: ignored, and the same output comes back
+    for (const [n, k] of routed.entries()) memo.set(k, n % 2 ? JSON.stringify({ type: 'log', text: 'x', lossy: true }) : 'log\u00001');
+    expect(snapshot(compressMessages(structuredClone(convo), { model: 'gpt-4o', memo }))).toEqual(first);
+    expect(first).toEqual(fresh(convo));
+  });
 });
