@@ -190,8 +190,9 @@ describe('memoization (options.memo)', () => {
     const convo = conversation();
     const store = new Map<string, string>();
     compressMessages(structuredClone(convo), { model: 'gpt-4o', memo: store });
-    const key = [...store.keys()].find((k) => k.endsWith(':-1') && store.get(k)!.includes('"type":"log"'))!;
-    const poisoned = JSON.stringify({ type: 'log', text: 'FROM MEMO', lossy: false });
+    const key = [...store.keys()].find((k) => k.endsWith(':-1') && store.get(k)!.startsWith('log\u0000'))!;
+    // the router's form: type, lossy flag and text, joined by NUL
+    const poisoned = 'log\u00000\u0000FROM MEMO';
     for (const k of store.keys()) if (k === key) store.set(k, poisoned);
     const r = compressMessages(structuredClone(convo), { model: 'gpt-4o', memo: store });
     expect(r.result.messages.some((m) => m.content === 'FROM MEMO')).toBe(true);

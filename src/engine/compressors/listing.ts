@@ -29,6 +29,33 @@ export function numberedNonBlank(lines: readonly string[]): number {
   return numbered >= nonEmpty * 0.8 ? nonEmpty : 0;
 }
 
+/**
+ * `NUMBERED_RE`'s match of each line when `lines` is a numbered listing
+ * (`numberedNonBlank(lines) > 0`), else null, in one pass that both judges
+ * and parses: a listing's lines are each matched once, not tested and then
+ * matched again. Stops where `numberedNonBlank` does.
+ */
+export function numberedMatches(lines: readonly string[]): (RegExpExecArray | null)[] | null {
+  const matches = new Array<RegExpExecArray | null>(lines.length);
+  let numbered = 0;
+  let nonEmpty = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    // a numbered line is never blank (it holds a digit)
+    const m = NUMBERED_RE.exec(l);
+    matches[i] = m;
+    if (m) {
+      numbered++;
+      nonEmpty++;
+      continue;
+    }
+    if (isBlank(l)) continue;
+    nonEmpty++;
+    if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return null;
+  }
+  return nonEmpty > 0 && numbered >= nonEmpty * 0.8 ? matches : null;
+}
+
 /** True when most of at least three non-blank lines are numbered (`numberedNonBlank`). */
 export function isNumberedListing(lines: readonly string[]): boolean {
   return numberedNonBlank(lines) >= 3;

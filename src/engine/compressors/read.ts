@@ -1,5 +1,5 @@
 import { collapseRepeats, markRepeatedRuns, renderKept, tidyLines, trimTrailingBlanks } from './lines.js';
-import { NUMBERED_RE, numberedNonBlank, unpadListing } from './listing.js';
+import { numberedMatches, numberedNonBlank, unpadListing } from './listing.js';
 import type { CompressContext, Compressed } from './types.js';
 
 /**
@@ -38,13 +38,12 @@ export function thinNumbers(
   lines: readonly string[],
   keep?: Uint8Array,
 ): { lines: string[]; thinned: boolean } {
-  if (lines.length < MIN_THINNED_LINES || numberedNonBlank(lines) === 0) {
-    return { lines: unpadListing(lines), thinned: false };
-  }
+  const matches = lines.length < MIN_THINNED_LINES ? null : numberedMatches(lines);
+  if (!matches) return { lines: unpadListing(lines), thinned: false };
   let prev = -2;
   let thinned = false;
   const out = lines.map((line, i) => {
-    const m = NUMBERED_RE.exec(line);
+    const m = matches[i];
     const shown = !keep || keep[i] === 1;
     if (!m || !shown) {
       prev = -2;
