@@ -183,25 +183,22 @@ export function omittedIdentifiersExcept(
   const shown = new Set<string>();
   for (let i = 0; i < texts.length; i++)
     if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
+  // occurrences of each identifier, judged once: 0 for one that does not count
   const counts = new Map<string, number>();
-  // identifiers found not to count, so each is judged once
-  const skipped = new Set<string>();
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;
     for (const id of stableIdentifiers(texts[i]!)) {
       const n = counts.get(id);
-      if (n !== undefined) counts.set(id, n + 1);
-      else if (!skipped.has(id)) {
-        if (shown.has(id) || seen.has(id) || alsoSeen.has(id) || !isNameLike(id)) skipped.add(id);
-        else counts.set(id, 1);
-      }
+      if (n === undefined)
+        counts.set(id, shown.has(id) || seen.has(id) || alsoSeen.has(id) || !isNameLike(id) ? 0 : 1);
+      else if (n > 0) counts.set(id, n + 1);
     }
   }
-  const ranked = [...counts].map(([id, n], order) => ({ id, n, order }));
-  ranked.sort((a, b) => b.n - a.n || a.order - b.order);
+  // most frequent first; ties in order of first appearance (the sort is stable)
+  const ranked = [...counts].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   const out: string[] = [];
   let used = 0;
-  for (const { id } of ranked) {
+  for (const [id] of ranked) {
     const cost = approxTokens(id) + 1;
     if (used + cost > maxTokens) continue;
     out.push(id);
