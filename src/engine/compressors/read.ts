@@ -56,7 +56,8 @@ export function thinNumbers(
       thinned = true;
       return m[3]!;
     }
-    return `${m[1]}${m[2]}${m[3]}`;
+    // the line from its number on (the match is the whole line): one slice, not three joined
+    return line.slice(line.length - m[1]!.length - m[2]!.length - m[3]!.length);
   });
   return { lines: out, thinned };
 }
