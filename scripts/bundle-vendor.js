@@ -280,11 +280,23 @@ export function decode(tokens) {
  * its count. Stops counting at 'enough' when given.
  */
 export function countChunks(text, enough) {
-  const split = load().bytePairEncodingCoreProcessor.tokenSplitRegex;
-  chunkRegex ??= new RegExp(split.source, split.flags);
-  return chunker.chunkCount(text, chunkRegex, enough);
+  return chunker.chunkCount(text, chunkRegex(), enough);
 }
-let chunkRegex;
+/**
+ * 'countChunks' from 'from' (0, or where an earlier count stopped), stopping at 'enough': the
+ * count and where it stopped ('text.length' at the end).
+ */
+export function countChunksFrom(text, from, enough = Number.POSITIVE_INFINITY) {
+  return chunker.chunkCountFrom(text, chunkRegex(), from, enough);
+}
+let chunkSplit;
+const chunkRegex = () => {
+  if (chunkSplit === undefined) {
+    const source = load().bytePairEncodingCoreProcessor.tokenSplitRegex;
+    chunkSplit = new RegExp(source.source, source.flags);
+  }
+  return chunkSplit;
+};
 export const sumChunks = chunker.sumChunks;
 `,
 );

@@ -211,10 +211,15 @@ export function sumChunkCounts(text, regex, isToken, other) {
   return total;
 }
 
-/** How many chunks `text` has (`sumChunks` with every chunk counting 1, no chunk cut out); stops at `enough`. */
-export function chunkCount(text, regex, enough = Number.POSITIVE_INFINITY) {
+/**
+ * How many chunks `text` has from `from` (a chunk boundary: 0, or where an earlier count stopped;
+ * `sumChunks` with every chunk counting 1, no chunk cut out), stopping at `enough`. Returns the
+ * count and where it stopped (`text.length` when it reached the end), so a count stopped early can
+ * go on from there and find the same chunks as one count from the start.
+ */
+export function chunkCountFrom(text, regex, from, enough) {
   let total = 0;
-  let p = 0;
+  let p = from;
   const n = text.length;
   while (p < n && total < enough) {
     let end = nextChunkEnd(text, p);
@@ -227,5 +232,10 @@ export function chunkCount(text, regex, enough = Number.POSITIVE_INFINITY) {
     total++;
     p = end;
   }
-  return total;
+  return [total, p];
+}
+
+/** How many chunks `text` has (`chunkCountFrom` from its start); stops at `enough`. */
+export function chunkCount(text, regex, enough = Number.POSITIVE_INFINITY) {
+  return chunkCountFrom(text, regex, 0, enough)[0];
 }

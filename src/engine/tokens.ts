@@ -125,26 +125,37 @@ const countO200k = (text: string): number => o200k.countTokens(text, PLAIN);
 type CountChunks = (text: string, enough?: number) => number;
 
 /**
- * Pre-tokens of a text (o200k_base's split), stopping at `enough`: the
- * bundled tokenizer's own chunker (`dist/vendor`), or under gpt-tokenizer
- * itself (which the tests load) its split regex, which finds the same chunks
+ * Pre-tokens of `text` from `from` (0, or where an earlier scan stopped: a
+ * chunk boundary), stopping at `enough`: the count and where it stopped
+ * (`text.length` at the end).
+ */
+type ScanChunks = (text: string, from: number, enough: number) => [count: number, end: number];
+
+/**
+ * Pre-tokens of a text (o200k_base's split): the bundled tokenizer's own
+ * chunker (`dist/vendor`), or under gpt-tokenizer itself (which the tests
+ * load) its split regex, which finds the same chunks
  * (test/packaging/vendor-tokenizer.test.ts). Every pre-token is at least one
  * token.
  */
-const chunksO200k: CountChunks =
-  (o200k as { countChunks?: CountChunks }).countChunks ??
+const chunksO200k: ScanChunks =
+  (o200k as { countChunksFrom?: ScanChunks }).countChunksFrom ??
   regexChunks(
     (o200k as unknown as { default: { bytePairEncodingCoreProcessor: { tokenSplitRegex: RegExp } } }).default
       .bytePairEncodingCoreProcessor.tokenSplitRegex,
   );
 
-function regexChunks(split: RegExp): CountChunks {
+function regexChunks(split: RegExp): ScanChunks {
   const re = new RegExp(split.source, split.flags);
-  return (text, enough = Number.POSITIVE_INFINITY) => {
+  return (text, from, enough) => {
     let n = 0;
-    re.lastIndex = 0;
-    while (n < enough && re.exec(text) !== null) n++;
-    return n;
+    let end = from;
+    re.lastIndex = from;
+    while (n < enough && re.exec(text) !== null) {
+      n++;
+      end = re.lastIndex;
+    }
+    return [n, n < enough ? text.length : end];
   };
 }
 
@@ -287,27 +298,49 @@ export function tokenizerFor(model: string): Tokenizer {
   return tokenizer;
 }
 
+/** A text's pre-tokens as far as they were counted. */
+interface ChunkScan {
+  text: string;
+  /** Pre-tokens of `text` up to `end`. */
+  chunks: number;
+  /** Where the count stopped: `text.length` when it is complete. */
+  end: number;
+}
+
 /**
- * Pre-tokens of a text by `chunks` (see `Tokenizer.preTokens`), stopping at
+ * Pre-tokens of a text by `scan` (see `Tokenizer.preTokens`), stopping at
  * `enough`. Every pre-token is at least one token; a long run is counted in
- * slices, and so are its pre-tokens (each slice's are at most its count). The
- * last answer is kept: the router asks for the same text twice in a row (is
- * it big enough, is it worth it).
+ * slices, and so are its pre-tokens (each slice's are at most its count).
+ * The counts of the last two texts are kept, and a count stopped at its
+ * `enough` goes on from where it stopped when more are asked for: the
+ * router asks about an original and its compressed form in turns (is the
+ * original big enough, then whether the compressed one is worth it), each
+ * time with a larger `enough` for the original. The chunks found from
+ * where a count stopped are those a count from the start finds (the split
+ * decides a chunk by the text at and after its start only).
  */
-function preTokenCounter(chunks: CountChunks): CountChunks {
-  const sliced = bounded((text) => chunks(text));
-  let lastText: string | undefined;
-  let lastChunks = 0;
-  let lastEnough = 0;
+function preTokenCounter(scan: ScanChunks): CountChunks {
+  const sliced = bounded((text) => scan(text, 0, Number.POSITIVE_INFINITY)[0]);
+  let last: ChunkScan | undefined;
+  let before: ChunkScan | undefined;
   return (text, enough = Number.POSITIVE_INFINITY) => {
-    // the last answer stands if it was complete (below its cap) or already reaches this one
-    if (text !== lastText || (lastChunks >= lastEnough && lastChunks < enough)) {
-      const long = text.length >= LONG_RUN && mayHaveLongRun(text);
-      lastChunks = long ? sliced(text) : chunks(text, enough);
-      lastEnough = long ? Number.POSITIVE_INFINITY : enough;
-      lastText = text;
+    let s: ChunkScan;
+    if (last?.text === text) s = last;
+    else {
+      if (before?.text === text) s = before;
+      else if (text.length >= LONG_RUN && mayHaveLongRun(text))
+        s = { text, chunks: sliced(text), end: text.length };
+      else s = { text, chunks: 0, end: 0 };
+      before = last;
+      last = s;
     }
-    return lastChunks;
+    // an answer of at least `enough` stands (it may be more: a count asked for more before)
+    if (s.end < text.length && s.chunks < enough) {
+      const [n, end] = scan(text, s.end, enough - s.chunks);
+      s.chunks += n;
+      s.end = end;
+    }
+    return s.chunks;
   };
 }
 

@@ -179,6 +179,34 @@ describe('cheap bounds of a count', () => {
       expect(tok.countMessagesAtMost!(messages)).toBeGreaterThanOrEqual(tok.countMessages(messages));
     }
   });
+
+  it('pre-tokens asked for in turns, each time more of one text, give the count from the start', () => {
+    // two texts taken in turns, as the router asks (big enough, then worth it); a count stopped at
+    // its cap goes on from where it stopped, and must find the chunks a whole count finds
+    const original = 'const value = compute(items[i], 42); // → héllo 世界\n'.repeat(60);
+    const compressed = 'const value = compute(items[i], 42);\n'.repeat(20);
+    const third = 'another text, asked for in between\n'.repeat(10);
+    for (const model of ['gpt-4o', 'claude-sonnet-4-5']) {
+      const tok = tokenizerFor(model);
+      const whole = [original, compressed, third].map((t) => {
+        tok.preTokens!(`${t}!`); // a text in between: no count of t is kept
+        tok.preTokens!(`${t}?`);
+        return tok.preTokens!(t);
+      });
+      for (const t of ['x', 'y']) tok.preTokens!(t);
+      for (const cap of [7, 150, 151, 400]) {
+        expect(tok.preTokens!(original, cap)).toBeGreaterThanOrEqual(Math.min(cap, whole[0]!));
+        expect(tok.preTokens!(compressed, cap)).toBeGreaterThanOrEqual(Math.min(cap, whole[1]!));
+      }
+      expect(tok.preTokens!(original)).toBe(whole[0]);
+      expect(tok.preTokens!(compressed)).toBe(whole[1]);
+      // a capped count below the whole is the cap itself (where counts are exact)
+      tok.preTokens!(third, 5);
+      if (tok.exact) expect(tok.preTokens!(third, 5)).toBe(5);
+      if (tok.exact) expect(tok.preTokens!(third, 11)).toBe(11);
+      expect(tok.preTokens!(third)).toBe(whole[2]);
+    }
+  });
 });
 
 describe('worth it, judged on pre-tokens', () => {

@@ -167,9 +167,12 @@ describe("o200k_base's chunker", () => {
     };
     const source = api.bytePairEncodingCoreProcessor.tokenSplitRegex;
     const regex = new RegExp(source.source, source.flags);
-    const { sumChunks, countChunks } = (await import(pathToFileURL(join(VENDOR, 'o200k_base.js')).href)) as {
+    const { sumChunks, countChunks, countChunksFrom } = (await import(
+      pathToFileURL(join(VENDOR, 'o200k_base.js')).href
+    )) as {
       sumChunks(text: string, regex: RegExp, each: (chunk: string) => number): number;
       countChunks(text: string, enough?: number): number;
+      countChunksFrom(text: string, from: number, enough?: number): [number, number];
     };
     const { generateSession } = await import('../../fixtures/generate.js');
     const session = JSON.stringify(generateSession(20_000, 5));
@@ -195,6 +198,13 @@ describe("o200k_base's chunker", () => {
       expect(countChunks(text)).toBe(chunks.length);
       // with a cap it stops there: at least the cap, or all of them when there are fewer
       expect(countChunks(text, 5)).toBe(Math.min(chunks.length, 5));
+      // a count stopped at its cap stops at the end of its last chunk, and goes on from there
+      const [first, stop] = countChunksFrom(text, 0, 5);
+      expect(first).toBe(Math.min(chunks.length, 5));
+      expect(stop).toBe(chunks.slice(0, first).join('').length);
+      const [rest, end] = countChunksFrom(text, stop);
+      expect(first + rest).toBe(chunks.length);
+      expect(end).toBe(text.length);
       expect(countChunks(text)).toBeLessThanOrEqual(
         vendored.o200k_base.countTokens(text, { disallowedSpecial: new Set() }),
       );
