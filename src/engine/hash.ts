@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD, engineMemoLimit, registerEngineMemo, stringBytes } from './memo-budget.js';
 
@@ -48,7 +48,7 @@ export function contentHash(text: string): string {
 }
 
 function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 24);
+  return hash('sha256', text, 'hex').slice(0, 24);
 }
 
 /** True when `value` looks like a hash made by `contentHash`. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { contentHash } from '../engine/hash.js';
 
@@ -56,7 +56,7 @@ export function responseCacheKey(input: CacheKeyInput): string {
     headers,
     body: fields,
   });
-  return createHash('sha256').update(material).digest('hex');
+  return hash('sha256', material, 'hex');
 }
 
 /** Strings at least this long enter the key material as their content hash. */
@@ -112,21 +112,19 @@ const chainAfter = new WeakMap<object, { before: string; hash: string }>();
  * element and a hash per new one (principle 4).
  */
 function chainedArray(value: unknown[], depth: number): string {
-  let hash = '';
+  let chain = '';
   for (const v of value) {
     const memoable = typeof v === 'object' && v !== null;
     const known = memoable ? chainAfter.get(v) : undefined;
-    if (known?.before === hash) {
-      hash = known.hash;
+    if (known?.before === chain) {
+      chain = known.hash;
       continue;
     }
-    const next = createHash('sha256')
-      .update(`${hash}|${v === undefined ? 'null' : canonicalJson(v, depth + 1)}`)
-      .digest('hex');
-    if (memoable) chainAfter.set(v, { before: hash, hash: next });
-    hash = next;
+    const next = hash('sha256', `${chain}|${v === undefined ? 'null' : canonicalJson(v, depth + 1)}`, 'hex');
+    if (memoable) chainAfter.set(v, { before: chain, hash: next });
+    chain = next;
   }
-  return `&${value.length}:${hash}`;
+  return `&${value.length}:${chain}`;
 }
 
 function canonicalOf(value: object, depth: number): string {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ChatMessage, Tokenizer } from '../engine/types.js';
 
 /**
@@ -29,7 +29,7 @@ export function segmentHash(value: unknown): number {
 }
 
 function textHash(json: string): number {
-  return createHash('sha1').update(json).digest().readUIntBE(0, 6);
+  return hash('sha1', json, 'buffer').readUIntBE(0, 6);
 }
 
 /**
