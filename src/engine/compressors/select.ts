@@ -195,7 +195,11 @@ export function omittedIdentifiersExcept(
     }
   }
   // most frequent first; ties in order of first appearance (the sort is stable)
-  const ranked = [...counts].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+  const ranked: Array<[string, number]> = [];
+  counts.forEach((n, id) => {
+    if (n > 0) ranked.push([id, n]);
+  });
+  ranked.sort((a, b) => b[1] - a[1]);
   const out: string[] = [];
   let used = 0;
   for (const [id] of ranked) {
