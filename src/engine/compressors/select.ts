@@ -180,19 +180,20 @@ export function omittedIdentifiersExcept(
   maxTokens: number,
   shownTexts: readonly string[] = texts,
 ): string[] {
-  const shown = new Set<string>();
-  for (let i = 0; i < texts.length; i++)
-    if (keep[i]) for (const id of stableIdentifiers(shownTexts[i]!)) shown.add(id);
-  // occurrences of each identifier, judged once: 0 for one that does not count
+  // occurrences of each identifier in what is omitted, judged once: 0 for one that does not count
   const counts = new Map<string, number>();
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;
     for (const id of stableIdentifiers(texts[i]!)) {
       const n = counts.get(id);
-      if (n === undefined)
-        counts.set(id, shown.has(id) || seen.has(id) || alsoSeen.has(id) || !isNameLike(id) ? 0 : 1);
+      if (n === undefined) counts.set(id, seen.has(id) || alsoSeen.has(id) || !isNameLike(id) ? 0 : 1);
       else if (n > 0) counts.set(id, n + 1);
     }
+  }
+  // nor does one the kept units show (looked up, not collected: most of theirs are not in `counts`)
+  for (let i = 0; i < texts.length; i++) {
+    if (!keep[i]) continue;
+    for (const id of stableIdentifiers(shownTexts[i]!)) if (counts.get(id)) counts.set(id, 0);
   }
   // most frequent first; ties in order of first appearance (the sort is stable)
   const ranked: Array<[string, number]> = [];
