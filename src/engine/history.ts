@@ -291,7 +291,21 @@ export const MIN_LINE_CHARS = 8;
 
 /** Normal form of a line for repeat detection: line number of a listing and outer whitespace removed. */
 export function lineKey(line: string): string {
-  return line.slice(listingPrefixEnd(line, 0)).trim();
+  const [start, end] = keyBounds(line, 0, line.length);
+  return line.slice(start, end);
+}
+
+/**
+ * Where the `lineKey` of the line `text[from, end)` starts and ends in
+ * `text`: after its listing number, without what `trim` removes. Both
+ * `lineKey` and the scan of earlier lines (`addLines`) find keys by it, so
+ * a line looked up and a line scanned earlier always get the same key.
+ */
+function keyBounds(text: string, from: number, end: number): [number, number] {
+  let start = listingPrefixEnd(text, from);
+  while (start < end && isTrimmed(text.charCodeAt(start))) start++;
+  while (end > start && isTrimmed(text.charCodeAt(end - 1))) end--;
+  return [start, end];
 }
 
 /**
@@ -324,12 +338,10 @@ function addLines(text: string, into: Set<string>): void {
   let from = 0;
   for (;;) {
     const nl = text.indexOf('\n', from);
-    let end = nl === -1 ? text.length : nl;
+    const lineEnd = nl === -1 ? text.length : nl;
     // a line shorter than a key cannot give one
-    if (end - from >= MIN_LINE_CHARS) {
-      let start = listingPrefixEnd(text, from);
-      while (start < end && isTrimmed(text.charCodeAt(start))) start++;
-      while (end > start && isTrimmed(text.charCodeAt(end - 1))) end--;
+    if (lineEnd - from >= MIN_LINE_CHARS) {
+      const [start, end] = keyBounds(text, from, lineEnd);
       if (end - start >= MIN_LINE_CHARS) into.add(text.slice(start, end));
     }
     if (nl === -1) return;

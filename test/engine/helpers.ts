@@ -136,3 +136,10 @@ export function generateConversation(seed: number, turns = 24): ChatMessage[] {
   messages.push({ role: 'user', content: `Summarize what you found for worker-${seed}-1.` });
   return messages;
 }
+
+/** `length` characters drawn from `alphabet` by `rand` (for fuzzed lines and texts). */
+export function randomString(rand: () => number, alphabet: readonly string[], length: number): string {
+  let s = '';
+  for (let j = 0; j < length; j++) s += alphabet[Math.floor(rand() * alphabet.length)];
+  return s;
+}

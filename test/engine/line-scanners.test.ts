@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { beginCall, endCall } from '../../src/engine/call-scope.js';
 import { isBlank, markRepeatedRuns } from '../../src/engine/compressors/lines.js';
-import { isNumberedListing } from '../../src/engine/compressors/listing.js';
+import {
+  isNumberedListing,
+  NUMBERED_RE,
+  numberedMatches,
+  numberedNonBlank,
+} from '../../src/engine/compressors/listing.js';
 import { lineTemplate, lineTemplates } from '../../src/engine/compressors/log.js';
+import { History, lineKey } from '../../src/engine/history.js';
 import { detectContentType, isNumberedText } from '../../src/engine/router.js';
-import { rng } from './helpers.js';
+import { randomString, rng } from './helpers.js';
 
 /** The template as first written: four replaces in a row (the shape kinds of lines are compared by). */
 function referenceTemplate(line: string): string {
@@ -53,9 +59,7 @@ describe('line scanners', () => {
     ];
     const lines: string[] = [];
     for (let k = 0; k < 20_000; k++) {
-      let line = '';
-      const length = Math.floor(rand() * (rand() < 0.1 ? 600 : 40));
-      for (let i = 0; i < length; i++) line += alphabet[Math.floor(rand() * alphabet.length)];
+      const line = randomString(rand, alphabet, Math.floor(rand() * (rand() < 0.1 ? 600 : 40)));
       expect(lineTemplate(line)).toBe(referenceTemplate(line));
       lines.push(line);
     }
@@ -96,5 +100,51 @@ describe('line scanners', () => {
       endCall();
     }
     expect(isNumberedText(listing)).toBe(true);
+  });
+
+  it('lineKey drops a listing number and what trim drops, and the scan of earlier lines keys them alike', () => {
+    const rand = rng(11);
+    const alphabet = [
+      '1',
+      '2',
+      ' ',
+      '\t',
+      '→',
+      'x',
+      'y',
+      '-',
+      '\u00a0',
+      '\u3000',
+      '\ufeff',
+      '\u2028',
+      '\r',
+      'é',
+    ];
+    const lines = Array.from({ length: 3000 }, () =>
+      randomString(rand, alphabet, 1 + Math.floor(rand() * 16)),
+    );
+    for (const line of lines) expect(lineKey(line)).toBe(line.replace(/^ *\d+(?:→|\t)/, '').trim());
+    // the history finds each key in place in the message's text; it must be the key a lookup makes
+    const history = new History([{ role: 'tool', tool_call_id: 'c1', content: lines.join('\n') }]);
+    const expected = new Set(lines.map(lineKey).filter((key) => key.length >= 8));
+    expect(expected.size).toBeGreaterThan(500);
+    expect(new Set(history.linesBefore(1))).toEqual(expected);
+  });
+
+  it("numberedMatches judges a listing as numberedNonBlank does, with each line's match", () => {
+    const rand = rng(5);
+    const kinds = ['     12→code', '7\tx', '', '   ', 'note', '  3→', 'x 1→'];
+    for (let k = 0; k < 2000; k++) {
+      const lines = Array.from(
+        { length: 1 + Math.floor(rand() * 12) },
+        () => kinds[Math.floor(rand() * kinds.length)]!,
+      );
+      const matches = numberedMatches(lines);
+      expect(matches !== null).toBe(numberedNonBlank(lines) > 0);
+      if (matches)
+        expect(matches.map((m) => m?.[0] ?? null)).toEqual(
+          lines.map((l) => NUMBERED_RE.exec(l)?.[0] ?? null),
+        );
+    }
   });
 });

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { randomString } from '../engine/helpers.js';
 
 /**
  * The tokenizers the built package counts with (dist/vendor, written by
@@ -181,13 +182,9 @@ describe("o200k_base's chunker", () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 2 ** 32;
     };
-    const fuzz: string[] = [];
-    for (let k = 0; k < 30_000; k++) {
-      let s = '';
-      const length = 1 + Math.floor(random() * 24);
-      for (let j = 0; j < length; j++) s += alphabet[Math.floor(random() * alphabet.length)];
-      fuzz.push(s);
-    }
+    const fuzz = Array.from({ length: 30_000 }, () =>
+      randomString(random, alphabet, 1 + Math.floor(random() * 24)),
+    );
     let asciiChunks = 0;
     for (const text of [...texts, session, ...fuzz]) {
       const chunks: string[] = [];

@@ -16,44 +16,44 @@ export const PADDED_NUMBER_RE = /^ +(\d+(?:→|\t))/;
  * soon as the rest cannot reach 80 %.
  */
 export function numberedNonBlank(lines: readonly string[]): number {
-  let numbered = 0;
-  let nonEmpty = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
-    if (isBlank(l)) continue;
-    nonEmpty++;
-    if (NUMBERED_RE.test(l)) numbered++;
-    // settled: even if every line left were numbered, they would be under 80 % (by at least a line)
-    else if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return 0;
-  }
-  return numbered >= nonEmpty * 0.8 ? nonEmpty : 0;
+  return judgeNumbered(lines, undefined);
 }
 
 /**
  * `NUMBERED_RE`'s match of each line when `lines` is a numbered listing
  * (`numberedNonBlank(lines) > 0`), else null, in one pass that both judges
  * and parses: a listing's lines are each matched once, not tested and then
- * matched again. Stops where `numberedNonBlank` does.
+ * matched again.
  */
 export function numberedMatches(lines: readonly string[]): (RegExpExecArray | null)[] | null {
   const matches = new Array<RegExpExecArray | null>(lines.length);
+  return judgeNumbered(lines, matches) > 0 ? matches : null;
+}
+
+/** `numberedNonBlank`, keeping each line's match in `matches` when given. */
+function judgeNumbered(lines: readonly string[], matches: (RegExpExecArray | null)[] | undefined): number {
   let numbered = 0;
   let nonEmpty = 0;
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
+    let isNumbered: boolean;
+    if (matches) {
+      const m = NUMBERED_RE.exec(l);
+      matches[i] = m;
+      isNumbered = m !== null;
+    } else isNumbered = NUMBERED_RE.test(l);
     // a numbered line is never blank (it holds a digit)
-    const m = NUMBERED_RE.exec(l);
-    matches[i] = m;
-    if (m) {
+    if (isNumbered) {
       numbered++;
       nonEmpty++;
       continue;
     }
     if (isBlank(l)) continue;
     nonEmpty++;
-    if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return null;
+    // settled: even if every line left were numbered, they would be under 80 % (by at least a line)
+    if (numbered + lines.length - i - 1 < 4 * (nonEmpty - numbered)) return 0;
   }
-  return nonEmpty > 0 && numbered >= nonEmpty * 0.8 ? matches : null;
+  return numbered >= nonEmpty * 0.8 ? nonEmpty : 0;
 }
 
 /** True when most of at least three non-blank lines are numbered (`numberedNonBlank`). */
