@@ -45,11 +45,13 @@ export const lazyEngine = {
 /**
  * Tokens of a piece of request text outside the messages (tool definitions,
  * the inserted svc_retrieve tool), with the engine's tokenizer for `model`
- * (memoized by text: a tool list re-sent every turn is counted once).
+ * (kept by text apart from the count memo: a tool list re-sent every turn
+ * is counted once).
  */
 export async function countRequestText(model: string, text: string): Promise<number> {
   if (text === '') return 0;
-  return (await lazyEngine.load()).tokenizerFor(model).countText(text);
+  const tokenizer = (await lazyEngine.load()).tokenizerFor(model);
+  return tokenizer.countKept ? tokenizer.countKept(text) : tokenizer.countText(text);
 }
 
 /** Tokens of a request's messages, as the engine counts them (`tokens_before`), with its tokenizer for `model`. */

@@ -187,14 +187,38 @@ const memos = new Map<string, LRUCache<string, number>>();
 export function setTokenMemoLimit(maxChars: number): void {
   memoMaxChars = Math.max(1024, Math.floor(maxChars));
   memos.clear();
+  keptTexts.clear();
   tokenizers.clear();
 }
 
-/** Characters of text the count memo holds (`/metrics`). */
+/** Characters of text the count memo holds, the kept texts' included (`/metrics`). */
 export function tokenMemoChars(): number {
   let n = 0;
   for (const memo of memos.values()) n += memo.calculatedSize;
+  for (const texts of keptTexts.values()) for (const text of texts.keys()) n += text.length + 16;
   return n;
+}
+
+/** How many texts `Tokenizer.countKept` keeps per encoding. */
+const KEPT_TEXTS = 8;
+
+/**
+ * Counts of the few texts outside the messages that every request sends
+ * again (a client's tool list: ~60 KB of JSON for a coding agent), kept
+ * apart from the count memo, which the texts of one long new conversation
+ * can fill between two requests (its bound is a share of
+ * `--memo-max-bytes`): then the tool list was counted again on every such
+ * request (~0.9 ms each for a coding agent's).
+ */
+const keptTexts = new Map<string, LRUCache<string, number>>();
+
+function keptFor(encoding: string): LRUCache<string, number> {
+  let kept = keptTexts.get(encoding);
+  if (!kept) {
+    kept = new LRUCache<string, number>({ max: KEPT_TEXTS });
+    keptTexts.set(encoding, kept);
+  }
+  return kept;
 }
 
 function memoFor(encoding: string): LRUCache<string, number> {
@@ -347,15 +371,22 @@ function preTokenCounter(scan: ScanChunks): CountChunks {
 function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
   const raw = COUNTERS[encoding];
   const memo = memoFor(encoding);
+  const kept = keptFor(encoding);
   const counted = countedFor(exact ? encoding : `${encoding}:estimate`);
   const scaled = (n: number): number => (exact ? n : Math.ceil(n * ESTIMATE_FACTOR));
-  const countText = (text: string): number => {
-    if (text.length === 0) return 0;
-    let n = memo.get(text);
+  const rawCount = (text: string): number => {
+    let n = memo.get(text) ?? kept.get(text);
     if (n === undefined) {
       n = raw(text);
       memo.set(text, n);
     }
+    return n;
+  };
+  const countText = (text: string): number => (text.length === 0 ? 0 : scaled(rawCount(text)));
+  const countKept = (text: string): number => {
+    if (text.length === 0) return 0;
+    const n = rawCount(text);
+    kept.set(text, n);
     return scaled(n);
   };
   const chunks = encoding === 'o200k_base' ? preTokenCounter(chunksO200k) : undefined;
@@ -376,6 +407,7 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     encoding: exact ? encoding : 'estimate',
     exact,
     countText,
+    countKept,
     atLeast,
     atMost,
     ...(preTokens && { preTokens }),

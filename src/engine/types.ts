@@ -86,6 +86,11 @@ export interface Tokenizer {
   /** True when counts are exact BPE counts for the model. */
   readonly exact: boolean;
   countText(text: string): number;
+  /**
+   * `countText`, keeping the count apart from the memo of all texts: for the
+   * few texts every request sends again outside its messages (tool lists).
+   */
+  countKept?(text: string): number;
   countMessages(messages: readonly ChatMessage[]): number;
   /**
    * A lower bound on `countText(text)`, cheaper than counting (the exact count
