@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateSession } from '../../fixtures/generate.js';
 import { toMessagesBody } from '../../fixtures/lib/conversation.js';
 import { memoShares, stringBytes } from '../../src/engine/memo-budget.js';
+import { setTokenMemoLimit, tokenizerFor, tokenMemoChars } from '../../src/engine/tokens.js';
 import { PrefixParser } from '../../src/json/prefix-parse.js';
 import { exposeGc } from '../../src/server/idle-gc.js';
 
@@ -28,6 +29,29 @@ describe('memory estimates of the memos', () => {
         s.historyScans +
         s.spelledLengths,
     ).toBe(16 * 1024 * 1024);
+  });
+
+  it('keeps a tool list counted with countKept apart from the count memo, and counts its characters', () => {
+    setTokenMemoLimit(64 * 1024);
+    try {
+      const tokenizer = tokenizerFor('gpt-4o');
+      // a coding agent's tool list: more than this memo can hold
+      const tools = JSON.stringify(
+        Array.from({ length: 60 }, (_, i) => ({
+          name: `tool_${i}`,
+          description: `Runs step ${i} of the build: ${'reads the inputs, checks them, writes the outputs. '.repeat(30)}`,
+          input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+        })),
+      );
+      expect(tools.length).toBeGreaterThan(64 * 1024);
+      const n = tokenizer.countKept?.(tools) ?? -1;
+      // texts counted after it fill the count memo; the list's count is still held, and reported
+      for (let i = 0; i < 200; i++) tokenizer.countText(`line ${i} of another output `.repeat(40));
+      expect(tokenMemoChars()).toBeGreaterThanOrEqual(tools.length);
+      expect(tokenizer.countText(tools)).toBe(n);
+    } finally {
+      setTokenMemoLimit(16 * 1024 * 1024);
+    }
   });
 
   it('the reused-parse memo estimates what it keeps alive (text, bytes, parsed messages) within 25 %', () => {
