@@ -119,12 +119,28 @@ function compressInCall(messages: ChatMessage[], options: EngineOptions, deps: E
   for (const entry of ctx.transforms) state.log.add(entry);
   for (const i of ctx.changed ?? []) state.changed.add(i);
   const unchanged = state.changed.size === 0 && ctx.messages === state.messages;
+  const result = withCounts(ctx.messages, [...state.ccrEntries.keys()], () => {
+    const before = tokenizer.countMessages(messages);
+    const after = unchanged ? before : tokenizer.countMessages(ctx.messages);
+    return { before, after, transforms: state.log.entries() };
+  });
+  let countedAhead = false;
   return {
-    result: withCounts(ctx.messages, [...state.ccrEntries.keys()], () => {
-      const before = tokenizer.countMessages(messages);
-      const after = unchanged ? before : tokenizer.countMessages(ctx.messages);
-      return { before, after, transforms: state.log.entries() };
-    }),
+    result,
+    countAhead: async (pause) => {
+      if (countedAhead) return;
+      countedAhead = true;
+      // the tokenizer keeps each message's count (by message object), so the counts read later are lookups
+      const one: ChatMessage[] = [];
+      for (const list of unchanged ? [messages] : [messages, ctx.messages])
+        for (const msg of list) {
+          one[0] = msg;
+          tokenizer.countMessages(one);
+          const p = pause();
+          if (p) await p;
+        }
+      await state.log.countAhead(pause);
+    },
     contextTransforms: ctx.transforms,
     ccrEntries: state.ccrEntries,
     messageOrigin: ctx.origin,

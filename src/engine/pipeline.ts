@@ -76,6 +76,20 @@ export class TransformLog {
     this.extra.push(entry);
   }
 
+  /**
+   * Counts the recorded texts ahead of `entries()`, a pair at a time,
+   * awaiting what `pause` returns between pairs (see `EngineOutput.countAhead`).
+   */
+  async countAhead(pause: () => Promise<void> | undefined): Promise<void> {
+    for (const [, pair] of this.records) {
+      if (typeof pair[0] !== 'string' && typeof pair[1] !== 'string') continue;
+      if (typeof pair[0] === 'string') pair[0] = this.count(pair[0]);
+      if (typeof pair[1] === 'string') pair[1] = this.count(pair[1]);
+      const p = pause();
+      if (p) await p;
+    }
+  }
+
   entries(): string[] {
     const totals = new Map<string, { before: number; after: number }>();
     for (const [key, pair] of this.records) {

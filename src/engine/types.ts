@@ -77,6 +77,14 @@ export interface EngineOutput {
   changed: Set<number>;
   /** What TOIN should learn from this call (compressed and dropped tool outputs). */
   observations?: ShapeObservation[];
+  /**
+   * Counts `result`'s tokens ahead of their first read, a message at a
+   * time, awaiting what `pause` returns between messages (when it returns a
+   * promise): a caller that counts after forwarding can let other requests
+   * go first. Reading the counts afterwards costs lookups. Absent from
+   * outputs made elsewhere; resolves at once when they were counted.
+   */
+  countAhead?: (pause: () => Promise<void> | undefined) => Promise<void>;
 }
 
 /** Counts tokens for one model family. Implementations memoize by content. */

@@ -3,6 +3,7 @@ import { RETRIEVE_TOOL_NAME } from '../engine/markers.js';
 import type { ReportedUsage, RetrievalRound } from '../events.js';
 import { parseRequest } from '../formats/index.js';
 import type { ParsedRequest } from '../formats/types.js';
+import { requestPaths } from '../quiet.js';
 import {
   CACHE_TTL_1H_MS,
   CACHE_TTL_MS,
@@ -10,7 +11,7 @@ import {
   conversationKey,
   sumUsage,
 } from '../stats/cache-aware.js';
-import { prefixShape, type RequestShape, requestShape, toolsOf } from '../stats/prefix-shape.js';
+import { hashAhead, prefixShape, type RequestShape, requestShape, toolsOf } from '../stats/prefix-shape.js';
 import { compressionOf, type ProxyExchange, type ProxyStage, type ServerContext } from './context.js';
 import { contextCutIn, retrievalTool } from './retrieval/tool.js';
 
@@ -149,8 +150,11 @@ async function settle(ex: ProxyExchange): Promise<void> {
         return;
       }
     }
-    if (parsed && parsed.messages.length > 0)
+    if (parsed && parsed.messages.length > 0) {
+      // hashed a message at a time first, letting requests that arrive meanwhile go first
+      await hashAhead(parsed.messages, requestPaths.pauses());
       request = requestShape((await lazyEngine.load()).tokenizerFor, parsed);
+    }
   }
   if (!request || request.hashes.length === 0) return;
   const { model, first } = request;

@@ -67,6 +67,22 @@ export function hashOf(message: ChatMessage): number {
 }
 
 /**
+ * Hashes `messages` as `prefixShape` does, a message at a time, awaiting
+ * what `pause` returns between them: the accounting after a response lets
+ * requests that arrive meanwhile go first (src/quiet.ts).
+ */
+export async function hashAhead(
+  messages: readonly ChatMessage[],
+  pause: () => Promise<void> | undefined,
+): Promise<void> {
+  for (const m of messages) {
+    hashOf(m);
+    const p = pause();
+    if (p) await p;
+  }
+}
+
+/**
  * The prefix shape of a request: its tool definitions, then each message
  * (system first), with cumulative token counts as the proxy counts whole
  * requests (tools as their JSON text, messages with `countMessages`).

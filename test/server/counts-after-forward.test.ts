@@ -124,6 +124,59 @@ describe('token counts for the stats: after the request is forwarded (issue 19)'
     );
   });
 
+  it('counts after a response a message at a time, and waits while a request that arrived meanwhile is on its path', async () => {
+    let release: (() => void) | undefined;
+    upstream = await startMockUpstream((_r, res) => {
+      // the first request is answered at once; the second is held until the test releases it
+      if (upstream!.requests.length === 1) replyJson(res, 200, MESSAGES_REPLY);
+      else release = () => replyJson(res, 200, MESSAGES_REPLY);
+    });
+    // in process (no large-body worker): the counts are made on the event loop the requests share
+    svc = await startSvc({ flags: { 'messages-api-url': `${upstream.url}/v1`, 'large-body-bytes': 0 } });
+    const post = (body: object) =>
+      fetch(`${svc!.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test' },
+        body: JSON.stringify(body),
+      });
+    // a long new conversation: counting it takes far longer than one slice of work
+    const messages: object[] = [{ role: 'user', content: 'Run the jobs.' }];
+    for (let k = 0; k < 40; k++) {
+      messages.push({
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: `toolu_${k}`, name: 'Bash', input: { command: `job ${k}` } }],
+      });
+      const log = testLog(400).replaceAll('worker-', `job${k}-worker-`);
+      messages.push({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: `toolu_${k}`, content: log }],
+      });
+    }
+    messages.push({ role: 'user', content: 'Which batch was slowest?' });
+    const first = await post({ model: 'claude-sonnet-4-5', max_tokens: 256, messages });
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const second = post({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    second.catch(() => undefined); // awaited below; a failed assertion before that must not leave it unhandled
+    await until(() => release !== undefined);
+    // the second request is on its path (the upstream holds it): the first one's counts wait for it
+    expect(svc.events).toHaveLength(0);
+    release!();
+    expect((await second).status).toBe(200);
+    await until(() => svc!.events.length === 2);
+    const [a, b] = [
+      svc.events.find((e) => e.tokensBefore > 1000)!,
+      svc.events.find((e) => e.tokensBefore < 1000)!,
+    ];
+    expect(a.tokensBefore).toBeGreaterThan(a.tokensAfter);
+    expect(a.tokensSaved).toBe(a.tokensBefore - a.tokensAfter + (a.tokensAdded ?? 0));
+    expect(b.tokensBefore).toBeGreaterThan(0);
+  });
+
   it('writes a tool list as JSON once per parsed list', () => {
     const tools = [{ name: 'Bash', input_schema: { type: 'object', properties: { a: { type: 'string' } } } }];
     const stringify = vi.spyOn(JSON, 'stringify');

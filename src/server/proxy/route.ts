@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FORMATS, formatForPassthrough, type ProviderFormat } from '../../formats/index.js';
 import { credentialOf } from '../../guards/credentials.js';
+import { requestPaths } from '../../quiet.js';
 import { attributeEvent } from '../attribution.js';
 import { keyHash, requestKey } from '../auth.js';
 import type { RoutePlugin, ServerContext } from '../context.js';
@@ -43,9 +44,13 @@ export function handleProxy(
   format: ProviderFormat | undefined,
   countsTokens = false,
 ): Promise<void> {
-  const running = runProxy(ctx, req, res, format, countsTokens);
+  const ended = requestPaths.enter();
+  const running = runProxy(ctx, req, res, format, ended, countsTokens);
   ctx.inFlight.add(running);
-  return running.finally(() => ctx.inFlight.delete(running));
+  return running.finally(() => {
+    ended();
+    ctx.inFlight.delete(running);
+  });
 }
 
 async function runProxy(
@@ -53,6 +58,7 @@ async function runProxy(
   req: RoutedRequest,
   res: ServerResponse,
   format: ProviderFormat | undefined,
+  ended: () => void,
   countsTokens = false,
 ): Promise<void> {
   const path = req.path ?? new URL(req.url ?? '/', 'http://x').pathname;
@@ -118,6 +124,8 @@ async function runProxy(
     }
   } finally {
     ex.upstream?.body.destroy();
+    // its response has ended: work after it (the stats' counts) no longer waits for this one
+    ended();
     for (const hook of ex.onFinish) {
       try {
         await hook(ex);

@@ -4,6 +4,7 @@ import { compressAndStore, countRequestMessages, countRequestText } from '../../
 import { isSvcError } from '../../errors.js';
 import { messagesList, parseRequest } from '../../formats/index.js';
 import type { ParsedRequest } from '../../formats/types.js';
+import { requestPaths } from '../../quiet.js';
 import { toolsJson } from '../../stats/prefix-shape.js';
 import { compressionOf } from '../context.js';
 import { elapsedMs } from '../finished-event.js';
@@ -195,6 +196,8 @@ export const spliceStage: ProxyStage = {
         const r = output.result;
         ex.countTokens = runOnce(async () => {
           try {
+            // counted a message at a time, letting requests that arrive meanwhile go first
+            await output.countAhead?.(requestPaths.pauses());
             const tools = await toolTokens(parsed);
             ex.event.tokensBefore = r.tokens_before + tools;
             if (spliced !== undefined) {
