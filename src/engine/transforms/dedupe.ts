@@ -40,6 +40,8 @@ export function createDedupeTransform(references = false): Transform {
   return {
     name: 'dedupe',
     run(state: PipelineState, env: PipelineEnv): void {
+      // keyed by the text itself: a Map compares texts as V8 hashes strings (once per string), so
+      // only a duplicate needs its SHA-256 (for its marker), not every output
       const firstSeen = new Map<string, string>();
       env.input.forEach((msg, i) => {
         if (msg.role !== 'tool') return;
@@ -47,10 +49,9 @@ export function createDedupeTransform(references = false): Transform {
         if (units.length !== 1) return;
         const text = units[0]!.text;
         if (text.length < SMALL_OUTPUT_TOKENS * 2) return;
-        const hash = contentHash(text);
-        const first = firstSeen.get(hash);
+        const first = firstSeen.get(text);
         if (first === undefined) {
-          firstSeen.set(hash, msg.tool_call_id ?? `message ${i}`);
+          firstSeen.set(text, msg.tool_call_id ?? `message ${i}`);
           return;
         }
         if (
@@ -58,6 +59,7 @@ export function createDedupeTransform(references = false): Transform {
           env.tokenizer.countText(text) < SMALL_OUTPUT_TOKENS
         )
           return;
+        const hash = contentHash(text);
         const marker = references
           ? formatIdenticalTo(first)
           : formatMarker({
