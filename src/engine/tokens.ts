@@ -398,9 +398,9 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     return preTokens ? preTokens(text, enough) : countText(text);
   };
   // No token is shorter than a byte of UTF-8 (nor is a slice of a long run).
-  const atMost = (text: string): number => {
+  const atMost = (text: string, known = true): number => {
     if (text.length === 0) return 0;
-    const n = memo.get(text);
+    const n = known ? memo.get(text) : undefined;
     return scaled(n ?? Buffer.byteLength(text, 'utf8'));
   };
   return {

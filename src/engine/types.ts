@@ -108,8 +108,12 @@ export interface Tokenizer {
    * caller needs). Optional: a tokenizer without it is counted exactly.
    */
   atLeast?(text: string, enough?: number): number;
-  /** An upper bound on `countText(text)`, cheaper than counting (the exact count when known). */
-  atMost?(text: string): number;
+  /**
+   * An upper bound on `countText(text)`, cheaper than counting (the exact
+   * count when known; with `known` false the bound of its bytes, without
+   * looking the text up: for a text just made, which is seldom counted yet).
+   */
+  atMost?(text: string, known?: boolean): number;
   /**
    * The pre-tokens of `text` (the encoding's split; long runs in the slices
    * they are counted in), scaled as counts are: at most `countText(text)`,

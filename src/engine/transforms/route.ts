@@ -108,9 +108,11 @@ function worthItFor(before: string, after: string, tokenizer: Tokenizer): boolea
   const size = tokenizer.preTokens;
   if (!size) return worthItCounted(before, after, tokenizer);
   // worthIt also holds for a smaller `after`: an upper bound of the compressed text's pre-tokens
-  // (its UTF-8 bytes, or its count) settles it without finding them when the original has that
-  // many; a lossy selection of a long output (a few percent of it kept) is usually settled so
-  const high = tokenizer.atMost?.(after);
+  // (its UTF-8 bytes) settles it without finding them when the original has that many; a lossy
+  // selection of a long output (a few percent of it kept) is usually settled so. The text was just
+  // made: not looked up among the counts (the bound settles no differently from the fallback below,
+  // which it implies), so its first hashing is left to the stats' counts, after forwarding.
+  const high = tokenizer.atMost?.(after, false);
   if (high !== undefined) {
     const enough = enoughFor(high);
     if (enough <= before.length / PLAUSIBLE_CHARS_PER_TOKEN && size(before, enough) >= enough) return true;
