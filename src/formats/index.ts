@@ -5,7 +5,7 @@ import { responsesFormat } from './responses/index.js';
 import type { FormatName, ParsedRequest, ProviderFormat } from './types.js';
 
 export { applyJsonEdits, JsonEdits, type JsonPath } from '../json/spans.js';
-export { messagesList, spliceRequest, spliceRequestAsPieces, UnspliceableError } from './splice.js';
+export { messagesList, spliceRequest, UnspliceableError } from './splice.js';
 export { createSseTap, sseEvents } from './sse.js';
 export type {
   AssistantTurn,

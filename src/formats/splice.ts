@@ -1,12 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import {
-  applyJsonEdits,
-  applyJsonEditsAsPieces,
-  detached,
-  JsonEdits,
-  type Span,
-  type SpanHints,
-} from '../json/spans.js';
+import { applyJsonEdits, detached, JsonEdits, type SpanHints } from '../json/spans.js';
 import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
@@ -146,32 +139,6 @@ export function spliceRequest(
   output: EngineOutput,
   hints?: SpanHints,
 ): string | undefined {
-  const edits = spliceEdits(format, parsed, output);
-  return edits && applyJsonEdits(text, edits, parsed.body, hints);
-}
-
-/**
- * `spliceRequest` as the pieces of the new text (`applyJsonEditsAsPieces`):
- * ranges of `text` kept as they were and new text, for a caller that copies
- * the kept ranges from the body's bytes instead of encoding them again.
- */
-export function spliceRequestAsPieces(
-  format: ProviderFormat,
-  text: string,
-  parsed: ParsedRequest,
-  output: EngineOutput,
-  hints?: SpanHints,
-): Array<Span | string> | undefined {
-  const edits = spliceEdits(format, parsed, output);
-  return edits && applyJsonEditsAsPieces(text, edits, parsed.body, hints);
-}
-
-/** The edits that write `output` into the body; undefined when there are none. */
-function spliceEdits(
-  format: ProviderFormat,
-  parsed: ParsedRequest,
-  output: EngineOutput,
-): JsonEdits | undefined {
   const edits = new JsonEdits();
   const outMessages = output.result.messages;
   const origin = output.messageOrigin;
@@ -211,7 +178,8 @@ function spliceEdits(
     edits.insert(format.messagesPath, before, format.fromChat(msg));
   });
   merger?.flush(edits);
-  return edits.size === 0 ? undefined : edits;
+  if (edits.size === 0) return undefined;
+  return applyJsonEdits(text, edits, parsed.body, hints);
 }
 
 /** The value at a body's `messagesPath` (its messages array), or undefined. */

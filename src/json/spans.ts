@@ -539,132 +539,13 @@ export function arrayMemberSpans(
  */
 export function applyJsonEdits(text: string, edits: JsonEdits, parsed?: unknown, hints?: SpanHints): string {
   if (edits.size === 0) return text;
-  return joinPieces(text, applyJsonEditsAsPieces(text, edits, parsed, hints));
-}
-
-/**
- * The edited document as pieces in order: a `Span` is a range of the
- * original text kept as it was, a string is new text. Joined
- * (`joinPieces`) they are `applyJsonEdits`'s result; a caller that has the
- * original's bytes can copy the kept ranges as bytes instead of encoding
- * them again (`encodePieces`). The ranges are those of the unchanged values
- * between edited ones, down to a value whose new text is captured, set, or
- * restructured (elements removed or inserted, members added): that is
- * written whole, as a string.
- */
-export function applyJsonEditsAsPieces(
-  text: string,
-  edits: JsonEdits,
-  parsed?: unknown,
-  hints?: SpanHints,
-): Array<Span | string> {
   const start = skipWs(text, 0);
   // A JSON text is one value: it ends at the last non-whitespace character.
   const end = text.trimEnd().length;
-  const out: Array<Span | string> = [];
-  keep(out, 0, start);
-  if (edits.size === 0) keep(out, start, end);
-  else
-    rewritePieces(
-      new Scanner(text, hints),
-      { start, end },
-      edits.root,
-      parsed === undefined ? NO_VALUE : parsed,
-      out,
-    );
-  keep(out, end, text.length);
-  return out;
-}
-
-/** Appends the range `[start, end)` of the original, joined to a range it continues. */
-function keep(out: Array<Span | string>, start: number, end: number): void {
-  if (end <= start) return;
-  const last = out.at(-1);
-  if (typeof last === 'object' && last.end === start) last.end = end;
-  else out.push({ start, end });
-}
-
-function rewritePieces(
-  scan: Scanner,
-  span: Span,
-  n: EditNode,
-  value: Known,
-  out: Array<Span | string>,
-): void {
-  const c = scan.text.charCodeAt(span.start);
-  const inPlace =
-    n.set === undefined &&
-    n.capture === undefined &&
-    n.add.size === 0 &&
-    n.remove.size === 0 &&
-    n.insert.size === 0 &&
-    (c === 0x7b || c === 0x5b);
-  if (!inPlace) {
-    out.push(rewrite(scan, span, n, value));
-    return;
-  }
-  const pieces: Array<[Span & { value: Known }, EditNode]> = [];
-  if (c === 0x7b) {
-    const members = n.children.size === 0 ? undefined : scan.members(span, value).map;
-    for (const [key, child] of n.children) {
-      const member = members!.get(String(key));
-      if (!member) throw new RangeError(`no member "${key}" to edit`);
-      pieces.push([member, child]);
-    }
-  } else {
-    const elements = n.children.size === 0 ? undefined : scan.elements(span, value).list;
-    for (const [key, child] of n.children) {
-      const el = elements![key as number];
-      if (!el) throw new RangeError(`no element ${key} to edit`);
-      pieces.push([el, child]);
-    }
-  }
-  pieces.sort((a, b) => a[0].start - b[0].start);
-  let at = span.start;
-  for (const [s, child] of pieces) {
-    keep(out, at, s.start);
-    rewritePieces(scan, s, child, s.value, out);
-    at = s.end;
-  }
-  keep(out, at, span.end);
-}
-
-/** The text of `pieces` of `text` (see `applyJsonEditsAsPieces`). */
-export function joinPieces(text: string, pieces: ReadonlyArray<Span | string>): string {
-  let out = '';
-  for (const p of pieces) out += typeof p === 'string' ? p : text.slice(p.start, p.end);
-  return out;
-}
-
-/**
- * The UTF-8 bytes of `pieces` of `text`, where `bytes` are the UTF-8 of
- * `text` itself (valid UTF-8, so each character is its bytes): the kept
- * ranges are copied from `bytes`, found by the UTF-8 lengths of the text
- * before them; only the new text is encoded. The same bytes as
- * `Buffer.from(joinPieces(text, pieces))`, without encoding the whole text.
- * Undefined when the UTF-8 length of `text` is not that of `bytes` (they are
- * not its encoding).
- */
-export function encodePieces(
-  text: string,
-  pieces: ReadonlyArray<Span | string>,
-  bytes: Buffer,
-): Buffer | undefined {
-  const parts: Buffer[] = [];
-  let char = 0;
-  let byte = 0;
-  for (const p of pieces) {
-    if (typeof p === 'string') {
-      parts.push(Buffer.from(p, 'utf8'));
-      continue;
-    }
-    if (p.start > char) byte += Buffer.byteLength(text.slice(char, p.start), 'utf8');
-    const length = Buffer.byteLength(text.slice(p.start, p.end), 'utf8');
-    if (byte + length > bytes.length) return undefined;
-    parts.push(bytes.subarray(byte, byte + length));
-    byte += length;
-    char = p.end;
-  }
-  if (char < text.length) byte += Buffer.byteLength(text.slice(char), 'utf8');
-  return byte === bytes.length ? Buffer.concat(parts) : undefined;
+  const scan = new Scanner(text, hints);
+  return (
+    text.slice(0, start) +
+    rewrite(scan, { start, end }, edits.root, parsed === undefined ? NO_VALUE : parsed) +
+    text.slice(end)
+  );
 }

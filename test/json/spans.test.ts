@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { engineMemoBytes } from '../../src/engine/memo-budget.js';
-import {
-  applyJsonEdits,
-  applyJsonEditsAsPieces,
-  encodePieces,
-  JsonEdits,
-  joinPieces,
-  valueEnd,
-} from '../../src/json/spans.js';
+import { applyJsonEdits, JsonEdits, valueEnd } from '../../src/json/spans.js';
 
 const DOC = `{
   "model": "m",
@@ -128,63 +121,5 @@ describe('long strings: found in the text the first time, skipped by their measu
     // ...but right after, for the turns that come next, which find the same bytes
     expect(engineMemoBytes().spelled_lengths).toBeGreaterThan(before);
     expect(edit()).toBe(expected);
-  });
-});
-
-describe('edits as pieces: the kept ranges copied from the original bytes (issue 19)', () => {
-  // characters of one, two, three and four bytes in UTF-8, before, inside and after the edited values
-  const doc = `{"a": "caf\u00e9 \u2192 \u{1F600}", "messages": [
-  {"role": "user", "content": "first \u2192 one"},
-  {"role": "assistant", "content": [{"type": "text", "text": "\u{1F600} two"}, {"type": "text", "text": "keep \u2192 me"}]},
-  {"role": "user", "content": "last \u2713"}
-], "tools": [{"name": "t\u2192"}]}`;
-  const cases: Array<[string, (e: JsonEdits) => void, string]> = [
-    [
-      'a value deep in a message',
-      (e) => e.set(['messages', 1, 'content', 0, 'text'], 'shorter \u2192 y'),
-      doc.replace('"\u{1F600} two"', '"shorter \u2192 y"'),
-    ],
-    [
-      'values of two messages',
-      (e) => {
-        e.set(['messages', 2, 'content'], '\u2713\u2713');
-        e.set(['messages', 0, 'content'], '\u00e9');
-      },
-      doc.replace('"first \u2192 one"', '"\u00e9"').replace('"last \u2713"', '"\u2713\u2713"'),
-    ],
-    [
-      // a restructured array is written again from its elements (each as it was), as applyJsonEdits does
-      'a message removed',
-      (e) => e.remove(['messages', 1]),
-      doc.replace(
-        /\[\n {2}\{"role": "user".*?\n\]/s,
-        '[{"role": "user", "content": "first \u2192 one"},{"role": "user", "content": "last \u2713"}]',
-      ),
-    ],
-    ['a value set whole', (e) => e.set(['tools'], []), doc.replace('[{"name": "t\u2192"}]', '[]')],
-  ];
-
-  it.each(cases)(
-    '%s: joined, the pieces are the edited text; encoded, its bytes',
-    (_name, edit, expected) => {
-      for (const parsed of [undefined, JSON.parse(doc)]) {
-        const edits = new JsonEdits();
-        edit(edits);
-        const pieces = applyJsonEditsAsPieces(doc, edits, parsed);
-        expect(joinPieces(doc, pieces)).toBe(expected);
-        expect(applyJsonEdits(doc, edits, parsed)).toBe(expected);
-        // the unchanged text stays as ranges of the original (nothing outside the edits is rewritten)
-        expect(pieces.some((p) => typeof p === 'object' && p.end - p.start > 20)).toBe(true);
-        expect(encodePieces(doc, pieces, Buffer.from(doc))?.equals(Buffer.from(expected))).toBe(true);
-      }
-    },
-  );
-
-  it('encodes nothing from bytes that are not the text (another length): the caller encodes the text', () => {
-    const edits = new JsonEdits();
-    edits.set(['messages', 0, 'content'], 'x');
-    const pieces = applyJsonEditsAsPieces(doc, edits, JSON.parse(doc));
-    expect(encodePieces(doc, pieces, Buffer.from(`${doc} `))).toBeUndefined();
-    expect(encodePieces(doc, pieces, Buffer.from(doc.replace('\u2713', 'v')))).toBeUndefined();
   });
 });

@@ -1,12 +1,6 @@
-import { isUtf8 } from 'node:buffer';
 import type { EngineOutput } from '../../engine/types.js';
-import {
-  type ParsedRequest,
-  type ProviderFormat,
-  spliceRequest,
-  spliceRequestAsPieces,
-} from '../../formats/index.js';
-import { encodePieces, joinPieces, type SpanHints } from '../../json/spans.js';
+import { type ParsedRequest, type ProviderFormat, spliceRequest } from '../../formats/index.js';
+import type { SpanHints } from '../../json/spans.js';
 import type { SplicedText } from '../context.js';
 
 /**
@@ -91,52 +85,18 @@ export function writeBody(
   output: EngineOutput,
   hints: SpanHints | undefined,
   messages: unknown,
-  bytes?: Buffer,
 ): SplicedText | undefined {
   const key = typeof messages === 'object' && messages !== null ? messages : undefined;
   const known = key ? written.get(key) : undefined;
   if (known && known.format === format && known.text === text && sameOutput(known, output))
     return known.body ? fromBytes(known.body) : undefined;
-  const spliced = encoded(format, text, parsed, output, hints, bytes);
-  const body = spliced && keepBody(spliced.body);
+  const spliced = spliceRequest(format, text, parsed, output, hints);
+  const body = spliced === undefined ? undefined : keepBody(Buffer.from(spliced, 'utf8'));
   if (key) {
     const n = output.messageOrigin.length;
     const parts = new Array<unknown>(n);
     for (let j = 0; j < n; j++) parts[j] = partOf(output, j);
     written.set(key, { text, format, origin: [...output.messageOrigin], parts, body });
   }
-  return spliced;
-}
-
-/**
- * The spliced body: its bytes, and its text when a later stage asks for it
- * (the retrieval tool's). With the body's own bytes (`text` is their
- * decoding, `PrefixParser.parseBytes`), valid UTF-8: the ranges the splice
- * keeps are copied from them and only the new text is encoded, instead of
- * encoding the whole text (~340 KB for a ~91k-token conversation); the same
- * bytes either way.
- */
-function encoded(
-  format: ProviderFormat,
-  text: string,
-  parsed: ParsedRequest,
-  output: EngineOutput,
-  hints: SpanHints | undefined,
-  bytes: Buffer | undefined,
-): SplicedText | undefined {
-  if (bytes === undefined || !isUtf8(bytes)) {
-    const spliced = spliceRequest(format, text, parsed, output, hints);
-    return spliced === undefined ? undefined : { body: Buffer.from(spliced, 'utf8'), text: spliced };
-  }
-  const pieces = spliceRequestAsPieces(format, text, parsed, output, hints);
-  if (pieces === undefined) return undefined;
-  let joined: string | undefined;
-  const textOf = () => (joined ??= joinPieces(text, pieces));
-  const body = encodePieces(text, pieces, bytes) ?? Buffer.from(textOf(), 'utf8');
-  return {
-    body,
-    get text() {
-      return textOf();
-    },
-  };
+  return body && spliced !== undefined ? { body, text: spliced } : undefined;
 }

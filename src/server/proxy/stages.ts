@@ -185,15 +185,7 @@ export const spliceStage: ProxyStage = {
     const { output, parsed, format, text } = ex;
     if (output && parsed && format && text !== undefined) {
       try {
-        const spliced = writeBody(
-          format,
-          text,
-          parsed,
-          output,
-          ex.hints,
-          messagesList(format, ex.json),
-          ex.body?.decoded,
-        );
+        const spliced = writeBody(format, text, parsed, output, ex.hints, messagesList(format, ex.json));
         if (spliced !== undefined) {
           ex.outBody = spliced.body;
           ex.spliced = spliced;
