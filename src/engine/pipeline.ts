@@ -83,21 +83,26 @@ export class TransformLog {
   async countAhead(pause: () => Promise<void> | undefined): Promise<void> {
     for (const [, pair] of this.records) {
       if (typeof pair[0] !== 'string' && typeof pair[1] !== 'string') continue;
-      if (typeof pair[0] === 'string') pair[0] = this.count(pair[0]);
-      if (typeof pair[1] === 'string') pair[1] = this.count(pair[1]);
+      this.counted(pair);
       const p = pause();
       if (p) await p;
     }
   }
 
+  /** `pair` with its texts replaced by their counts (in place, so a pair kept for later turns is counted once). */
+  private counted(pair: TokenPair): [number, number] {
+    if (typeof pair[0] === 'string') pair[0] = this.count(pair[0]);
+    if (typeof pair[1] === 'string') pair[1] = this.count(pair[1]);
+    return pair as [number, number];
+  }
+
   entries(): string[] {
     const totals = new Map<string, { before: number; after: number }>();
     for (const [key, pair] of this.records) {
-      if (typeof pair[0] === 'string') pair[0] = this.count(pair[0]);
-      if (typeof pair[1] === 'string') pair[1] = this.count(pair[1]);
+      const [before, after] = this.counted(pair);
       const t = totals.get(key) ?? { before: 0, after: 0 };
-      t.before += pair[0];
-      t.after += pair[1];
+      t.before += before;
+      t.after += after;
       totals.set(key, t);
     }
     const out: string[] = [];
