@@ -5,7 +5,7 @@
  * so a change of a fraction of a percent shows (CPU time on this 2-core
  * machine moves by 10-20% between runs of the same build).
  *
- *   node bench/instructions.js [--against DIR] [--mode fresh|same|both] [--requests N]
+ *   node bench/instructions.js [--against DIR] [--mode fresh|same|both] [--requests N] [--stages]
  *
  * Runs bench/instructions-worker.js (body parser, format read, engine with a
  * memo, splicer: `svc serve`'s request path without HTTP) under
@@ -17,7 +17,9 @@
  * out. `fresh`: new ~91k-token conversations (first sight); `same`: one
  * of them again and again (the memoized turn). `--against DIR`: the same for
  * another checkout's build (e.g. `git worktree add ../base main && cd ../base
- * && npm ci && npm run build`), and the difference.
+ * && npm ci && npm run build`), and the difference. `--stages`: also each
+ * stage's share (requests stopped after the body's read, then after the
+ * engine).
  *
  * Instructions are not time: a change that saves instructions but misses
  * the cache more can still cost time, so bench/perf.js has the last word on
@@ -33,6 +35,7 @@ import { printTable, ROOT, requireBuild } from './lib/measure.js';
 const argv = process.argv.slice(2);
 const opt = (flag, fallback) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : fallback);
 const AGAINST = opt('--against', undefined);
+const STAGES = argv.includes('--stages');
 const MODE = opt('--mode', 'both');
 /** Requests per count: a memoized turn is cheap, and its share of V8's full collections moves with where they fall. */
 const REQUESTS = { fresh: 8, same: 64 };
@@ -44,7 +47,7 @@ function hasValgrind() {
 }
 
 /** Instructions valgrind counted for the worker handling `count` requests of `mode` with the build at `root`. */
-function instructions(root, mode, count, total) {
+function instructions(root, mode, count, total, upTo) {
   const args = [
     '--tool=cachegrind',
     '--cache-sim=no',
@@ -56,6 +59,7 @@ function instructions(root, mode, count, total) {
     mode,
     String(count),
     String(total),
+    upTo,
   ];
   return new Promise((done, fail) => {
     execFile('valgrind', args, { maxBuffer: 16 * 1024 * 1024 }, (err, _stdout, stderr) => {
@@ -67,19 +71,26 @@ function instructions(root, mode, count, total) {
 }
 
 /** Instructions per request: (I(2N) - I(N)) / N, the two counts run at once. */
-async function perRequest(root, mode) {
+async function perRequest(root, mode, upTo = 'splice') {
   const n = requestsFor(mode);
   const [one, two] = await Promise.all([
-    instructions(root, mode, n, 2 * n),
-    instructions(root, mode, 2 * n, 2 * n),
+    instructions(root, mode, n, 2 * n, upTo),
+    instructions(root, mode, 2 * n, 2 * n, upTo),
   ]);
   return (two - one) / n;
+}
+
+/** A table row: the label, each build's count in millions, and the difference of the two. */
+function row(label, counts) {
+  const cells = [label, ...counts.map((c) => `${(c / 1e6).toFixed(2)} M`)];
+  if (counts.length === 2) cells.push(`${(((counts[0] - counts[1]) / counts[1]) * 100).toFixed(2)}%`);
+  return cells;
 }
 
 async function main() {
   if (!['fresh', 'same', 'both'].includes(MODE) || !(asked === undefined || Number(asked) >= 1)) {
     console.error(
-      'usage: node bench/instructions.js [--against DIR] [--mode fresh|same|both] [--requests N]',
+      'usage: node bench/instructions.js [--against DIR] [--mode fresh|same|both] [--requests N] [--stages]',
     );
     process.exit(2);
   }
@@ -100,13 +111,31 @@ async function main() {
   const modes = MODE === 'both' ? ['fresh', 'same'] : [MODE];
   const rows = [];
   for (const mode of modes) {
-    const counts = [];
-    for (const root of roots) counts.push(await perRequest(root, mode));
     const n = requestsFor(mode);
     const label = `${mode === 'fresh' ? '~91k first sight' : '~91k memoized turn'} (${n} and ${2 * n} requests)`;
-    const row = [label, ...counts.map((c) => `${(c / 1e6).toFixed(2)} M`)];
-    if (counts.length === 2) row.push(`${(((counts[0] - counts[1]) / counts[1]) * 100).toFixed(2)}%`);
-    rows.push(row);
+    const whole = [];
+    for (const root of roots) whole.push(await perRequest(root, mode));
+    rows.push(row(label, whole));
+    if (!STAGES) continue;
+    const parse = [];
+    const engine = [];
+    for (const root of roots) {
+      parse.push(await perRequest(root, mode, 'parse'));
+      engine.push(await perRequest(root, mode, 'engine'));
+    }
+    rows.push(row('  body read and parsed', parse));
+    rows.push(
+      row(
+        '  engine',
+        engine.map((e, k) => e - parse[k]),
+      ),
+    );
+    rows.push(
+      row(
+        '  splice and encode',
+        whole.map((w, k) => w - engine[k]),
+      ),
+    );
   }
   const head = ['instructions per request', 'this build', ...(AGAINST ? [AGAINST, 'this - other'] : [])];
   printTable('Request path without HTTP, under valgrind', head, rows);
