@@ -4,9 +4,10 @@
  * build at ROOT_DIR. Each request's bytes go through the proxy's body parser,
  * the messages format's read, the engine call (`compressAndStore`: the
  * default configuration but no time budget, a memo, originals stored in a
- * memory CCR store) and
- * the splicer with its memo of written bodies (encoding included), as
- * `svc serve` handles a POST /v1/messages (no guards, no stats, no socket).
+ * memory CCR store) and the splicer with its memo of written bodies
+ * (encoding included), as `svc serve` handles a POST /v1/messages (no
+ * guards, no stats, no socket). With `--against`, this same worker loads the
+ * other build's modules.
  *
  *   node bench/instructions-worker.js ROOT_DIR fresh|same COUNT TOTAL [parse|engine|splice]
  *

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * Instructions per request on the request path (issue 19), counted by
- * valgrind, where bench/perf.js times it: the same figure on every run,
- * so a change of a fraction of a percent shows (CPU time on this 2-core
- * machine moves by 10-20% between runs of the same build).
+ * valgrind, where bench/perf.js times it: the same figure on every run of a
+ * build (two checkouts of the same code differ by up to ~0.4%, where V8's
+ * collections fall), so a change of half a percent shows; CPU time on this
+ * 2-core machine moves by 10-20% between runs of the same build.
  *
  *   node bench/instructions.js [--against DIR] [--mode fresh|same|both] [--requests N] [--stages]
  *
@@ -126,7 +127,7 @@ async function main() {
     rows.push(row('  body read and parsed', parse));
     rows.push(
       row(
-        '  engine',
+        '  engine call (compressAndStore)',
         engine.map((e, k) => e - parse[k]),
       ),
     );
