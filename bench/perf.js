@@ -15,8 +15,9 @@
  * first sights (V8 optimizes the engine over its first ~80 new conversations).
  *
  * Figures: CPU ms per request (server process CPU time delta / requests,
- * every thread, to the microsecond: bench/lib/cpu.js), each request between
- * a direct one and a 1 ms pause; for the memoized ~91k turn also back to
+ * every thread, to the microsecond: bench/lib/cpu.js), each request sent
+ * after a direct one to a quiet server and read when it is quiet again (its
+ * work after the response included, see `quiet`); for the memoized ~91k turn also back to
  * back at c=1 for `SUSTAIN_S` seconds (as the issue measured CPU per
  * request, with a load generator; the targets table checks both),
  * added p50 at c=1 versus direct, requests/s at c=10 (~1k, same) as a ratio
@@ -107,11 +108,37 @@ async function mockControl(direct, path) {
   return res.body.text();
 }
 
+/** Quiet: under this much of the target's CPU in one `QUIET_WINDOW_MS`. */
+const QUIET_CPU_MS = 0.1;
+const QUIET_WINDOW_MS = 5;
+
+/**
+ * Waits until process `pid` is quiet (see `QUIET_CPU_MS`), at most `maxMs`:
+ * the work a request leaves for after its response (the exact token counts
+ * of the stats) is then done, and neither lands in the next request's
+ * window nor is left out of its own request's CPU.
+ */
+async function quiet(pid, maxMs = 2000) {
+  const end = performance.now() + maxMs;
+  let last = cpuMs(pid);
+  while (performance.now() < end) {
+    await sleep(QUIET_WINDOW_MS);
+    const now = cpuMs(pid);
+    if (now - last < QUIET_CPU_MS) return;
+    last = now;
+  }
+}
+
 /**
  * c=1: `n` requests to the target interleaved with `n` direct ones; p50s, the
  * target's CPU per request (whole process: work after the response included)
  * and its CPU on the request path (until the upstream has the request, read
- * by the mock upstream when it arrives).
+ * by the mock upstream when it arrives). Each request is sent to a quiet
+ * target (`quiet`) and its CPU read once the target is quiet again, so each
+ * figure holds that request's work alone: a client waits for the model's
+ * answer between turns, and the stats' counts of a new ~91k conversation
+ * (~10 ms, after its response) would otherwise fall into the next request's
+ * path.
  */
 async function latency(direct, target, pid, body, mode, n, warmup = 5) {
   const pick = () => (mode === 'same' ? body.same : body.fresh(freshCounter++));
@@ -127,6 +154,7 @@ async function latency(direct, target, pid, body, mode, n, warmup = 5) {
   for (let i = 0; i < n; i++) {
     const b = pick();
     d.push(await send(direct, b));
+    if (pid) await quiet(pid);
     const c0 = pid ? cpuMs(pid) : 0;
     t.push(await send(target, b));
     // a request the upstream never had (a cache hit: its last arrival is the direct one) has no request path
@@ -135,9 +163,11 @@ async function latency(direct, target, pid, body, mode, n, warmup = 5) {
       beforeForward += arrival - c0;
       forwarded++;
     }
-    // a little time for work after the response (stats counting) to land in this request's CPU
-    await sleep(1);
-    if (pid) cpu += cpuMs(pid) - c0;
+    // the work after the response (stats counting) lands in this request's CPU
+    if (pid) {
+      await quiet(pid);
+      cpu += cpuMs(pid) - c0;
+    }
   }
   return {
     p50: percentile(t, 50),
@@ -152,7 +182,7 @@ async function latency(direct, target, pid, body, mode, n, warmup = 5) {
  * CPU per request of the target over `seconds` of `body` sent back to back
  * at c=1: a sustained run, as the issue measured CPU per request (a load
  * generator against the server). `latency` measures each turn between a
- * direct request and a 1 ms pause instead, which costs every proxy more.
+ * direct request and a wait for a quiet server instead, which costs every proxy more.
  */
 async function sustainedCpu(pool, pid, body, seconds) {
   const c0 = cpuMs(pid);
@@ -452,7 +482,7 @@ function report(r) {
     'CPU ms/request is the server process CPU time (sum of its threads, bench/lib/cpu.js) over the requests, work after the response included;',
   );
   console.log(
-    '"before forwarding" is the part until the upstream has the request (read by the mock upstream when it arrives): the request path.',
+    '"before forwarding" is the part until the upstream has the request (read by the mock upstream when it arrives): the request path. Each c=1 request goes to a quiet server and is read when it is quiet again.',
   );
 }
 
