@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcError } from '../errors.js';
+import { PACKAGE_ROOT } from '../version.js';
 
 /** One file the dashboard serves, held in memory. */
 export interface DashboardAsset {
@@ -33,12 +34,13 @@ const VENDOR_FILES: Record<string, string> = {
 
 /**
  * Where the page's own files live. From source (`src/dashboard/`) they sit
- * beside this module; from the build (`dist/src/dashboard/`) tsc does not copy
- * them, so they are read from the package's `src/dashboard/assets/`.
+ * beside this module; from the build (`dist/src/dashboard/`, or bundled into
+ * `dist/src/cli-bundle/`) tsc does not copy them, so they are read from the
+ * package's `src/dashboard/assets/`.
  */
 export function dashboardAssetDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, 'assets'), join(here, '..', '..', '..', 'src', 'dashboard', 'assets')];
+  const candidates = [join(here, 'assets'), join(PACKAGE_ROOT, 'src', 'dashboard', 'assets')];
   const found = candidates.find((dir) => existsSync(join(dir, 'index.html')));
   if (!found) {
     throw new SvcError('SVC_INTERNAL', `dashboard assets not found (looked in ${candidates.join(', ')})`);

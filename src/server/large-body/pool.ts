@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../../config/options.js';
 import type { ToinAdvice } from '../../engine/context/types.js';
 import { SvcError, type SvcErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { PACKAGE_ROOT } from '../../version.js';
 import { keeps } from './facts.js';
 import type {
   ApiCompressed,
@@ -50,13 +52,16 @@ interface Pending {
 }
 
 /**
- * The worker script: `worker.js` next to this module. Run from the sources
- * (tests of src/ under vitest) there is none: large bodies are then handled
- * in process, as with `--large-body-bytes 0`.
+ * The worker script: the built `worker.js` of this folder, in
+ * dist/src/server/large-body (found from the package root: built, this
+ * module also runs bundled from dist/src/cli-bundle, scripts/bundle-cli.js).
+ * Run from the sources (tests of src/ under vitest) there is none: large
+ * bodies are then handled in process, as with `--large-body-bytes 0`.
  */
 export function workerScript(): URL | undefined {
-  const url = new URL('./worker.js', import.meta.url);
-  return existsSync(fileURLToPath(url)) ? url : undefined;
+  if (fileURLToPath(import.meta.url).endsWith('.ts')) return undefined;
+  const file = join(PACKAGE_ROOT, 'dist', 'src', 'server', 'large-body', 'worker.js');
+  return existsSync(file) ? pathToFileURL(file) : undefined;
 }
 
 export class LargeBodyPool implements LargeBodies {

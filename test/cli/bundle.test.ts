@@ -1,0 +1,119 @@
+import { type ChildProcess, execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type MockUpstream, replyJson, spawnServe, startMockUpstream } from '../server/helpers.js';
+import { MESSAGES_REPLY } from '../server/sse-mocks.js';
+import { BIN, ROOT } from './helpers.js';
+
+/** A module hook that names every file module the process loads on stderr. */
+const HOOKS = `export async function load(url, context, next) {
+  if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\n');
+  return next(url, context);
+}`;
+const REGISTER = `data:text/javascript,${encodeURIComponent(
+  `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`,
+)}`;
+
+const SAMPLE = join(ROOT, 'fixtures/samples/agent-session.json');
+
+let home: string | undefined;
+let upstream: MockUpstream | undefined;
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  if (home) rmSync(home, { recursive: true, force: true });
+  home = undefined;
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await upstream?.close();
+  upstream = undefined;
+});
+
+/** The file modules a process named on stderr (see `HOOKS`), as paths under the repository. */
+function loadedIn(stderr: string): string[] {
+  return stderr
+    .split('\n')
+    .filter((l) => l.startsWith('LOADED '))
+    .map((l) => l.slice('LOADED '.length));
+}
+
+async function run(args: string[]): Promise<{ stdout: string; loaded: string[] }> {
+  home ??= mkdtempSync(join(tmpdir(), 'svc-bundle-'));
+  const { stdout, stderr } = await promisify(execFile)(
+    process.execPath,
+    ['--import', REGISTER, BIN, ...args],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: home, SERVICE_HOME: join(home, '.svc') },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  return { stdout, loaded: loadedIn(stderr) };
+}
+
+describe('svc compress and svc serve run from the bundle the build makes (issue 19: start-up)', () => {
+  it('loads the bundle instead of the engine modules, and prints what the modules print', async () => {
+    const bundled = await run(['compress', '--no-record', SAMPLE]);
+    expect(bundled.loaded.some((u) => u.endsWith('/dist/src/cli-bundle/compress-command.js'))).toBe(true);
+    // the engine comes with the bundle (flag parsing loads a few config modules of its own)
+    const engine = (u: string) => u.endsWith('/dist/src/engine/index.js');
+    expect(bundled.loaded.filter(engine)).toEqual([]);
+    // `-o` goes through oclif, which runs the same command from its modules
+    const out = join(home!, 'out.json');
+    const modules = await run(['compress', '--no-record', SAMPLE, '-o', out]);
+    expect(modules.loaded.some(engine)).toBe(true);
+    expect(modules.loaded.some((u) => u.includes('/cli-bundle/'))).toBe(false);
+    // what the bundle saves: loading ~110 modules one by one
+    const own = (list: string[]) => list.filter((u) => u.includes('/dist/src/')).length;
+    expect(own(bundled.loaded)).toBeLessThan(30);
+    expect(own(modules.loaded)).toBeGreaterThan(100);
+    const written = readFileSync(out, 'utf8');
+    expect(JSON.parse(written).tokens_saved).toBeGreaterThan(0);
+    expect(bundled.stdout).toBe(written);
+  });
+
+  it('svc serve loads the bundle instead of the server modules, and serves from it', async () => {
+    upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
+    // a large-body threshold every request passes: its worker thread must start from the bundle too
+    const proc = await spawnServe(
+      upstream.url,
+      ['--large-body-bytes', '1000', '--log-level', 'debug', '--no-cache'],
+      ['--import', REGISTER],
+    );
+    children.push(proc.child);
+    home = proc.home;
+    const loaded = loadedIn(proc.stderr());
+    expect(loaded.some((u) => u.endsWith('/dist/src/cli-bundle/serve-run.js'))).toBe(true);
+    expect(loaded.filter((u) => u.endsWith('/dist/src/server/app.js'))).toEqual([]);
+    // what the bundle saves: loading ~150 modules one by one
+    expect(loaded.filter((u) => u.includes('/dist/src/')).length).toBeLessThan(40);
+    // the dashboard's files are found from the bundle
+    const page = await fetch(`${proc.url}/dashboard`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<html');
+    const script = await fetch(`${proc.url}/dashboard/assets/main.js`);
+    expect(script.status).toBe(200);
+    // a body over the threshold goes to the large-body worker, which starts from dist/src
+    const log = 'ERROR 2025-01-01T00:00:00Z service=api path=/v1/items status=500\n'.repeat(400);
+    const res = await fetch(`${proc.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'why?' }] },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'cat x' } }],
+          },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: log }] },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(proc.stderr()).toContain('request body read in the large-body worker');
+    expect(upstream.requests.at(-1)!.body.length).toBeLessThan(log.length);
+  }, 30_000);
+});
