@@ -4,7 +4,7 @@
 const argv = process.argv.slice(2);
 let done = false;
 if (argv.length === 1 && argv[0] === '--version') {
-  const { versionLine } = await import('../dist/src/cli/fast-path.js');
+  const { versionLine } = await import('../dist/src/cli/version-line.js');
   process.stdout.write(`${versionLine(new URL('../package.json', import.meta.url))}\n`);
   done = true;
 } else if (argv[0] === 'serve') {

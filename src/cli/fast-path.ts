@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { OptionSpec } from '../config/options.js';
 import { optionsFor } from '../config/resolve.js';
 
@@ -7,7 +7,8 @@ import { optionsFor } from '../config/resolve.js';
  * loading every command module (and what they import), about 150 ms before
  * `svc serve` starts its work and most of `svc --version`. Three invocations
  * skip it:
- * - `svc --version`: the same line oclif prints.
+ * - `svc --version`: the same line oclif prints (`version-line.ts`, a module
+ *   of its own: nothing else is loaded for it).
  * - `svc serve` and `svc compress` with plain flags (and files): parsed here
  *   with oclif's rules for the flags the commands declare (`--flag value`,
  *   `--flag=value`, `--[no-]flag` for booleans that default to on,
@@ -16,12 +17,6 @@ import { optionsFor } from '../config/resolve.js';
  * reject or read differently) returns undefined and goes through oclif,
  * which prints its usual help or error.
  */
-
-/** `svc-proxy/0.1.0 linux-x64 node-v20.18.1`, as oclif's `--version` prints it. */
-export function versionLine(packageJsonUrl: URL): string {
-  const pkg = JSON.parse(readFileSync(packageJsonUrl, 'utf8')) as { name: string; version: string };
-  return `${pkg.name}/${pkg.version} ${process.platform}-${process.arch} node-${process.version}`;
-}
 
 type FlagValue = string | boolean | string[];
 

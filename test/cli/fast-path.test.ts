@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { Parser } from '@oclif/core';
 import { describe, expect, it } from 'vitest';
-import { parseCompressArgs, parseServeFlags, versionLine } from '../../src/cli/fast-path.js';
+import { parseCompressArgs, parseServeFlags } from '../../src/cli/fast-path.js';
+import { versionLine } from '../../src/cli/version-line.js';
 import { configFlags } from '../../src/config/index.js';
 import { ROOT } from './helpers.js';
 
