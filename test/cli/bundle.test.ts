@@ -30,7 +30,7 @@ afterEach(async () => {
   upstream = undefined;
 });
 
-/** The file modules a process named on stderr (see `HOOKS`), as paths under the repository. */
+/** The file modules a process named on stderr (see `HOOKS`), as file URLs. */
 function loadedIn(stderr: string): string[] {
   return stderr
     .split('\n')
@@ -75,7 +75,7 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
 
   it('svc serve loads the bundle instead of the server modules, and serves from it', async () => {
     upstream = await startMockUpstream((_req, res) => replyJson(res, 200, MESSAGES_REPLY));
-    // a large-body threshold every request passes: its worker thread must start from the bundle too
+    // a large-body threshold every request passes: the bundled server must find its worker's script
     const proc = await spawnServe(
       upstream.url,
       ['--large-body-bytes', '1000', '--log-level', 'debug', '--no-cache'],
