@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MockUpstream, replyJson, spawnServe, startMockUpstream } from '../server/helpers.js';
+import {
+  type MockUpstream,
+  postMessages,
+  replyJson,
+  spawnServe,
+  startMockUpstream,
+} from '../server/helpers.js';
 import { MESSAGES_REPLY } from '../server/sse-mocks.js';
 import { BIN, ROOT } from './helpers.js';
 
@@ -94,12 +100,11 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
     expect(await page.text()).toContain('<html');
     const script = await fetch(`${proc.url}/dashboard/assets/main.js`);
     expect(script.status).toBe(200);
-    // a body over the threshold goes to the large-body worker, which starts from dist/src
+    // a body over the threshold goes to the large-body worker, whose script is in dist/src
     const log = 'ERROR 2025-01-01T00:00:00Z service=api path=/v1/items status=500\n'.repeat(400);
-    const res = await fetch(`${proc.url}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
-      body: JSON.stringify({
+    const res = await postMessages(
+      proc.url,
+      JSON.stringify({
         model: 'claude-sonnet-4-5',
         max_tokens: 10,
         messages: [
@@ -111,7 +116,7 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: log }] },
         ],
       }),
-    });
+    );
     expect(res.status).toBe(200);
     expect(proc.stderr()).toContain('request body read in the large-body worker');
     expect(upstream.requests.at(-1)!.body.length).toBeLessThan(log.length);
