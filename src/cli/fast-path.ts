@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { OptionSpec } from '../config/options.js';
 import { optionsFor } from '../config/resolve.js';
 
@@ -153,12 +154,16 @@ async function loadServeRun(): Promise<typeof import('./serve-run.js')> {
   return (await fromBundle<typeof import('./serve-run.js')>('serve-run')) ?? import('./serve-run.js');
 }
 
-/** The compress command as the build bundles it (~110 modules, ~25 ms of start-up), or its modules. */
+/**
+ * The compress command as the build bundles it (~110 modules in one file, run
+ * with its code cache: `cached-bundle.ts`), or its modules where there is no
+ * bundle (under vitest).
+ */
 async function loadCompressCommand(): Promise<typeof import('./compress-command.js')> {
-  return (
-    (await fromBundle<typeof import('./compress-command.js')>('compress-command')) ??
-    import('./compress-command.js')
-  );
+  const bundle = fileURLToPath(new URL('../cli-bundle/compress.cjs', import.meta.url));
+  if (!existsSync(bundle)) return import('./compress-command.js');
+  const { loadCachedBundle } = await import('./cached-bundle.js');
+  return loadCachedBundle<typeof import('./compress-command.js')>(bundle).exports;
 }
 
 /**

@@ -2,6 +2,7 @@ import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -61,7 +62,10 @@ async function run(args: string[]): Promise<{ stdout: string; loaded: string[] }
 describe('svc compress and svc serve run from the bundle the build makes (issue 19: start-up)', () => {
   it('loads the bundle instead of the engine modules, and prints what the modules print', async () => {
     const bundled = await run(['compress', '--no-record', SAMPLE]);
-    expect(bundled.loaded.some((u) => u.endsWith('/dist/src/cli-bundle/compress-command.js'))).toBe(true);
+    // the CommonJS bundle runs through cached-bundle.js, not Node's module loader: no ES module of
+    // the command (the ES module bundle's files included) is loaded
+    expect(bundled.loaded.some((u) => u.endsWith('/dist/src/cli/cached-bundle.js'))).toBe(true);
+    expect(bundled.loaded.filter((u) => u.includes('/cli-bundle/'))).toEqual([]);
     // the engine comes with the bundle (flag parsing loads a few config modules of its own)
     const engine = (u: string) => u.endsWith('/dist/src/engine/index.js');
     expect(bundled.loaded.filter(engine)).toEqual([]);
@@ -77,6 +81,36 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
     const written = readFileSync(out, 'utf8');
     expect(JSON.parse(written).tokens_saved).toBeGreaterThan(0);
     expect(bundled.stdout).toBe(written);
+  });
+
+  it('svc compress runs with the code cache the build made, and the same without it', async () => {
+    // as bin/run.js runs it, in a process of its own: V8 takes the cache only under the flags it was made with
+    const probe = `import { loadCachedBundle } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist/src/cli/cached-bundle.js')).href)};
+      const { cacheUsed, exports } = loadCachedBundle(process.argv[1]);
+      process.stderr.write('CACHE ' + cacheUsed + '\\n');
+      process.exitCode = await exports.runCompressCommand({ record: false, 'input-format': 'auto' }, [process.argv[2]]);`;
+    const bundle = join(ROOT, 'dist/src/cli-bundle/compress.cjs');
+    home = mkdtempSync(join(tmpdir(), 'svc-bundle-'));
+    const probeWith = async (flags: string[]) => {
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        [...flags, '--input-type=module', '-e', probe, bundle, SAMPLE],
+        {
+          env: { PATH: process.env.PATH ?? '', SERVICE_HOME: join(home!, '.svc') },
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      );
+      return { stdout, cacheUsed: /CACHE (\w+)/.exec(stderr)?.[1] };
+    };
+    const cached = await probeWith([]);
+    expect(cached.cacheUsed).toBe('true');
+    // another heap limit changes V8's flags: it refuses the cache and compiles from the source
+    const fresh = await probeWith(['--max-old-space-size=300']);
+    expect(fresh.cacheUsed).toBe('false');
+    const viaBin = await run(['compress', '--no-record', SAMPLE]);
+    expect(JSON.parse(viaBin.stdout).tokens_saved).toBeGreaterThan(0);
+    expect(cached.stdout).toBe(viaBin.stdout);
+    expect(fresh.stdout).toBe(viaBin.stdout);
   });
 
   it('svc serve loads the bundle instead of the server modules, and serves from it', async () => {
