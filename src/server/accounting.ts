@@ -83,6 +83,8 @@ async function bodyTokens(ex: ProxyExchange, body: Buffer | undefined): Promise<
 interface AccountingState {
   original: ConversationPrefixes;
   projected: ConversationPrefixes;
+  /** Settles when the last exchange to start settling has advanced its conversation (see `settleInTurn`). */
+  advanced: Promise<void>;
 }
 
 const states = new WeakMap<ServerContext, AccountingState>();
@@ -90,7 +92,11 @@ const states = new WeakMap<ServerContext, AccountingState>();
 function stateOf(ctx: ServerContext): AccountingState {
   let s = states.get(ctx);
   if (!s) {
-    s = { original: new ConversationPrefixes(), projected: new ConversationPrefixes() };
+    s = {
+      original: new ConversationPrefixes(),
+      projected: new ConversationPrefixes(),
+      advanced: Promise.resolve(),
+    };
     states.set(ctx, s);
   }
   return s;
@@ -116,7 +122,27 @@ function forwardedTools(
   return tools;
 }
 
-async function settle(ex: ProxyExchange): Promise<void> {
+/**
+ * Settles `ex` once its response has ended, advancing its conversation after
+ * every exchange whose response ended before: a turn's cached prefix is the
+ * one its previous turn left, even when that turn's hashing gave way to this
+ * one's request and finished later (issue 18: a race the tests met under load).
+ */
+async function settleInTurn(ex: ProxyExchange): Promise<void> {
+  const state = stateOf(ex.ctx);
+  const before = state.advanced;
+  let advanced!: () => void;
+  state.advanced = new Promise((resolve) => {
+    advanced = resolve;
+  });
+  try {
+    await settle(ex, before);
+  } finally {
+    advanced();
+  }
+}
+
+async function settle(ex: ProxyExchange, before: Promise<void>): Promise<void> {
   const { event, ctx } = ex;
   const seen = rounds.get(ex);
   const forwarded = event.tokensAfter;
@@ -162,6 +188,7 @@ async function settle(ex: ProxyExchange): Promise<void> {
   const original = shape.cumulative.at(-1) ?? 0;
   const key = conversationKey(event.keyHash, model, first);
   const state = stateOf(ctx);
+  await before;
   const ttl = ttlOf(firstUsage);
   const now = event.time.getTime();
   const cachedPrefix = state.original.advance(key, shape, now, ttl);
@@ -233,7 +260,7 @@ async function account(ex: ProxyExchange, next: () => Promise<void>): Promise<vo
   } finally {
     ex.onFinish.push(async (done) => {
       try {
-        await settle(done);
+        await settleInTurn(done);
       } catch (err) {
         done.ctx.logger.error('request accounting failed', { error: String(err) });
       }
