@@ -24,7 +24,7 @@
  * to direct and to the baseline, time to ready (spawn -> GET /health 200),
  * RSS 5 s after ready, RSS after sustained ~91k fresh load at c=10 and after
  * as long idle, `svc compress` of the 12k-token sample and `svc --version`
- * wall. Every figure is the median of `--runs` runs; then a targets table.
+ * wall beside a bare `node -e 0`. Every figure is the median of `--runs` runs; then a targets table.
  *
  *   node bench/perf.js [--quick] [--runs N] [--json] [--only svc,no-optimize] [--guards]
  *
@@ -311,7 +311,10 @@ async function main() {
     if (!ONLY || ONLY.includes('cli')) {
       const version = [];
       const compress = [];
+      // the floor of both: a Node process that does nothing (start-up alone varies by machine and hour)
+      const nodeStart = [];
       for (let r = 0; r < Math.max(3, RUNS + 2); r++) {
+        nodeStart.push((await runNode(['-e', '0'])).ms);
         version.push((await runNode([join(ROOT, 'bin/run.js'), '--version'])).ms);
         const c = await runNode(
           [
@@ -325,7 +328,11 @@ async function main() {
         if (c.code !== 0) throw new Error(`svc compress exited ${c.code}: ${c.stderr}`);
         compress.push(c.ms);
       }
-      results.cli = { version_ms: median(version), compress_12k_ms: median(compress) };
+      results.cli = {
+        version_ms: median(version),
+        compress_12k_ms: median(compress),
+        node_start_ms: median(nodeStart),
+      };
     }
     results.direct.rps_1k_c10 = median(rpsDirect);
   } finally {
@@ -472,6 +479,7 @@ function report(r) {
       `<= ${t.compressMs}`,
     );
     check('svc --version wall ms', r.cli.version_ms, r.cli.version_ms <= t.versionMs, `<= ${t.versionMs}`);
+    checks.push(['floor: `node -e 0` wall ms (no target)', f2(r.cli.node_start_ms), '', '']);
   }
   printTable(
     `targets (issue 19)${GUARDS ? ', default guards on' : ''}`,
