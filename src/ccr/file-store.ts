@@ -5,7 +5,7 @@ import { isContentHash } from '../engine/hash.js';
 import { SvcError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { CcrStore } from './store.js';
-import { type SweepReport, sweepCcrFolder, sweepOrphanTemps } from './sweep.js';
+import { type SweepReport, sweepCcrFolder, sweepOrphanTemps, TEMP_FOLDER } from './sweep.js';
 
 /** Default size cap of the file store: 512 MiB. */
 export const DEFAULT_CCR_MAX_BYTES = 512 * 1024 * 1024;
@@ -50,7 +50,7 @@ function errorCode(err: unknown): string | undefined {
  * A content-addressed CCR store on disk. Each original is one file
  * `<dir>/<hash[0..2]>/<hash>` holding exactly the original text (UTF-8);
  * its mtime is the time of its last write, which the TTL counts from.
- * Writes go to a temporary file renamed into place, so a reader never sees a
+ * Writes go to a temporary file in `<dir>/tmp` renamed into place, so a reader never sees a
  * partial entry and several processes can share the folder. Entries survive
  * restarts until they expire or are evicted past the size cap.
  *
@@ -66,6 +66,7 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
   const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   const logger = options.logger ?? createLogger({ level: 'warn' });
   const stampPath = join(dir, STAMP);
+  const tempDir = join(dir, TEMP_FOLDER);
   let writtenSinceSweep = 0;
   let lastStampCheck = Number.NEGATIVE_INFINITY;
   let sweeping: Promise<SweepReport> | undefined;
@@ -157,7 +158,8 @@ export function createFileCcrStore(options: FileCcrStoreOptions): FileCcrStore {
           ));
         if (!refreshed) {
           await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-          const tmp = `${file}${TMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;
+          await mkdir(tempDir, { recursive: true, mode: 0o700 });
+          const tmp = join(tempDir, `${hash}${TMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`);
           try {
             await writeFile(tmp, original, { flag: 'wx', mode: 0o600 });
             await utimes(tmp, at, at);

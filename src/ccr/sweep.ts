@@ -22,6 +22,11 @@ export interface SweepOptions {
 
 /** Past the cap, evict down to this share of it, so the next writes do not sweep again at once. */
 const LOW_WATER = 0.9;
+/**
+ * Where writers put an entry before renaming it into its shard (same file system, so the rename is
+ * atomic). Versions before it wrote beside the entry, in the shard: the sweep still removes those.
+ */
+export const TEMP_FOLDER = 'tmp';
 /** A temporary file older than this was left by a crashed writer. */
 const STALE_TMP_MS = 60 * 60 * 1000;
 const SHARD_RE = /^[0-9a-f]{2}$/;
@@ -82,7 +87,8 @@ async function listShard(shard: string, now: number, ttlMs: number, report: Swee
 
 /**
  * One pass over a file CCR store's folder: deletes expired entries and
- * leftover temporary files, then, while the folder is over `maxBytes`,
+ * leftover temporary files (in the shards, from older versions, and in
+ * `TEMP_FOLDER`), then, while the folder is over `maxBytes`,
  * deletes the least recently written entries. Safe to run from several
  * processes at once (a file deleted twice is simply gone).
  */
@@ -95,6 +101,7 @@ export async function sweepCcrFolder(options: SweepOptions): Promise<SweepReport
     if (!shard.isDirectory() || !SHARD_RE.test(shard.name)) continue;
     entries.push(...(await listShard(join(dir, shard.name), now, ttlMs, report)));
   }
+  await sweepOrphanTemps(dir, now);
   let total = entries.reduce((sum, e) => sum + e.size, 0);
   if (total > maxBytes) {
     entries.sort((a, b) => a.mtimeMs - b.mtimeMs || a.path.localeCompare(b.path));
@@ -113,31 +120,25 @@ export async function sweepCcrFolder(options: SweepOptions): Promise<SweepReport
 }
 
 /**
- * Deletes the temporary files that writers killed mid-write left in the store's folder (their
- * process is gone): run when a store opens, so a crash leaves no files behind past the next start.
- * Touches nothing else; returns how many it deleted.
+ * Deletes the temporary files that writers killed mid-write left in the store's temporary folder
+ * (`TEMP_FOLDER`; their process is gone, or they are over an hour old): run when a store opens, so
+ * a crash leaves no files behind past the next start, and by every sweep. One folder to list, so
+ * opening a full store (each `svc compress` does) costs one `readdir`, not one per shard (256,
+ * ~25 ms with 20,000 entries). Touches nothing else; returns how many it deleted.
  */
 export async function sweepOrphanTemps(dir: string, now: number): Promise<number> {
-  const shards = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  // Every store open runs this (each `svc compress` too): the shards are listed all at once,
-  // not one round trip after another (256 of them in a full store).
+  const folder = join(dir, TEMP_FOLDER);
+  const names = await readdir(folder).catch(() => [] as string[]);
   const removed = await Promise.all(
-    shards.map(async (shard) => {
-      if (!shard.isDirectory() || !SHARD_RE.test(shard.name)) return 0;
-      const path = join(dir, shard.name);
-      const names = await readdir(path).catch(() => [] as string[]);
-      let count = 0;
-      for (const name of names) {
-        if (!name.includes('.tmp-')) continue;
-        const st = await stat(join(path, name)).catch(() => undefined);
-        if (!st?.isFile() || !orphanTemp(name, st.mtimeMs, now)) continue;
-        await unlink(join(path, name)).then(
-          () => count++,
-          () => undefined,
-        );
-      }
-      return count;
+    names.map(async (name) => {
+      const path = join(folder, name);
+      const st = await stat(path).catch(() => undefined);
+      if (!st?.isFile() || !orphanTemp(name, st.mtimeMs, now)) return 0;
+      return unlink(path).then(
+        () => 1,
+        () => 0,
+      );
     }),
   );
-  return removed.reduce((a, b) => a + b, 0);
+  return removed.reduce<number>((a, b) => a + b, 0);
 }

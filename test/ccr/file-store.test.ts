@@ -35,6 +35,7 @@ describe('file CCR store', () => {
     await store.close();
     expect(readFileSync(join(dir, hash.slice(0, 2), hash), 'utf8')).toBe(text);
     expect(readdirSync(join(dir, hash.slice(0, 2)))).toEqual([hash]);
+    expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
     expect(statSync(join(dir, hash.slice(0, 2), hash)).mode & 0o777).toBe(0o600);
   });
 
@@ -68,29 +69,35 @@ describe('file CCR store', () => {
     const stale = join(shard, `${hash}.tmp-1-dead`);
     writeFileSync(stale, 'partial');
     utimesSync(stale, new Date(t - 2 * 3600_000), new Date(t - 2 * 3600_000));
+    // and one in the temporary folder writers use now
+    const temp = join(dir, 'tmp', `${hash}.tmp-1-dead`);
+    writeFileSync(temp, 'partial');
+    utimesSync(temp, new Date(t - 2 * 3600_000), new Date(t - 2 * 3600_000));
     t += 5_000;
     const report = await store.sweep();
     expect(report).toMatchObject({ expired: 1, entries: 0, bytes: 0 });
     expect(readdirSync(shard)).toEqual([]);
+    expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
   });
 
   it('removes at open the temporary files of writers killed mid-write, not those of live writers (issue 15 item 7)', async () => {
     const dir = freshDir();
-    const shard = join(dir, hash.slice(0, 2));
-    await mkdir(shard, { recursive: true });
+    // writers write in the store's temporary folder (opening lists it alone, not the 256 shards)
+    const temp = join(dir, 'tmp');
+    await mkdir(temp, { recursive: true });
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
     const dead = child.pid!;
     await new Promise<void>((r) => {
       child.once('exit', () => r());
       child.kill('SIGKILL');
     });
-    const orphan = join(shard, `${hash}.tmp-${dead}-0a0b`);
-    const live = join(shard, `${hash}.tmp-${process.pid}-0c0d`);
+    const orphan = join(temp, `${hash}.tmp-${dead}-0a0b`);
+    const live = join(temp, `${hash}.tmp-${process.pid}-0c0d`);
     writeFileSync(orphan, 'partial');
     writeFileSync(live, 'being written');
     const store = createFileCcrStore({ dir, ttlMs: 60_000, logger: silentLogger });
     await store.close();
-    expect(readdirSync(shard)).toEqual([`${hash}.tmp-${process.pid}-0c0d`]);
+    expect(readdirSync(temp)).toEqual([`${hash}.tmp-${process.pid}-0c0d`]);
     expect(readFileSync(live, 'utf8')).toBe('being written');
   });
 
