@@ -23,7 +23,8 @@ export function codeCacheFile(file: string): string {
  * wrapper, `require` from its place), with the code cache beside it
  * (`codeCacheFile`) when there is one. Node 20 keeps no code cache for ES
  * modules, so a one-shot command compiles every function it runs, each
- * time: for `svc compress` of the 12k sample ~30 ms of ~280 (issue 19). The
+ * time: for `svc compress` of the 12k sample ~55 ms of ~385 on a slow hour
+ * (issue 19). The
  * cache holds V8's bytecode of the functions that ran when the build made it
  * (scripts/code-cache.js). V8 checks it against its version, flags and the
  * source, and compiles from the source when it does not match, so a stale or
