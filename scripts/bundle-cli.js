@@ -20,13 +20,13 @@ const root = resolve(import.meta.dirname, '..');
 // beside the modules it is made of (removed with them by scripts/clean-dist.js)
 const out = join(root, 'dist/src/cli-bundle');
 rmSync(out, { recursive: true, force: true });
+// what compress.cjs (below) loads on some runs only: entries of the ES module bundle, by these names
+const LAZY_ENTRIES = {
+  'savings-file': join(root, 'dist/src/stats/savings-file.js'),
+  'summary-table': join(root, 'dist/src/cli/summary-table.js'),
+};
 await build({
-  input: {
-    'serve-run': join(root, 'dist/src/cli/serve-run.js'),
-    // what compress.cjs (below) loads on some runs only, from these files
-    'savings-file': join(root, 'dist/src/stats/savings-file.js'),
-    'summary-table': join(root, 'dist/src/cli/summary-table.js'),
-  },
+  input: { 'serve-run': join(root, 'dist/src/cli/serve-run.js'), ...LAZY_ENTRIES },
   cwd: root,
   platform: 'node',
   logLevel: 'warn',
@@ -44,11 +44,14 @@ await build({
 // only on some runs, with the packages they import (lowdb is ES modules only), stays ES modules
 // loaded when needed: the summary table and the savings file from the bundle above, the ML pass
 // from dist/src.
-const LAZY = /dist\/src\/(ml\/.*|cli\/summary-table\.js|stats\/savings-file\.js)$/;
-const lazyFile = (file) =>
-  file.endsWith('summary-table.js') || file.endsWith('savings-file.js')
-    ? `./${file.split('/').at(-1)}`
-    : relative(out, file);
+const ML = join(root, 'dist/src/ml/');
+/** The specifier compress.cjs imports a lazy module by (relative to `out`), or undefined for its own. */
+function lazySpecifier(file) {
+  const entry = Object.keys(LAZY_ENTRIES).find((name) => LAZY_ENTRIES[name] === file);
+  if (entry) return `./${entry}.js`;
+  return file.startsWith(ML) ? relative(out, file) : undefined;
+}
+const lazySpecifiers = new Set();
 await build({
   input: join(root, 'dist/src/cli/compress-command.js'),
   cwd: root,
@@ -65,8 +68,10 @@ await build({
       name: 'svc-lazy-modules',
       resolveId(source, importer) {
         if (!importer || !source.startsWith('.')) return null;
-        const file = resolve(dirname(importer), source);
-        return LAZY.test(file) ? { id: lazyFile(file), external: true } : null;
+        const specifier = lazySpecifier(resolve(dirname(importer), source));
+        if (specifier === undefined) return null;
+        lazySpecifiers.add(specifier);
+        return { id: specifier, external: true };
       },
     },
     {
@@ -83,8 +88,12 @@ await build({
       // the lazy modules come through the loader's `importModule` (src/cli/cached-bundle.ts)
       name: 'svc-import-module',
       renderChunk(code) {
-        const lazy = /\bimport\((?="(\.\.\/ml\/|\.\/summary-table\.js"|\.\/savings-file\.js"))/g;
-        const served = code.replace(lazy, 'importModule(');
+        let served = code;
+        for (const specifier of lazySpecifiers)
+          served = served.replaceAll(
+            `import(${JSON.stringify(specifier)})`,
+            `importModule(${JSON.stringify(specifier)})`,
+          );
         if (/\bimport\(/.test(served)) throw new Error('compress.cjs: an import() the loader cannot serve');
         return served;
       },

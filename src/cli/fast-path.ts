@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { OptionSpec } from '../config/options.js';
 import { optionsFor } from '../config/resolve.js';
 
@@ -141,8 +141,13 @@ export async function serveFastPath(argv: readonly string[]): Promise<boolean> {
 
 /** The module `name` of the build's bundle (dist/src/cli-bundle), or undefined where there is none (under vitest). */
 async function fromBundle<T>(name: string): Promise<T | undefined> {
-  const bundle = new URL(`../cli-bundle/${name}.js`, import.meta.url);
-  return existsSync(bundle) ? ((await import(bundle.href)) as T) : undefined;
+  const bundle = bundleFile(`${name}.js`);
+  return existsSync(bundle) ? ((await import(pathToFileURL(bundle).href)) as T) : undefined;
+}
+
+/** A file of the build's bundle folder (dist/src/cli-bundle). */
+function bundleFile(name: string): string {
+  return fileURLToPath(new URL(`../cli-bundle/${name}`, import.meta.url));
 }
 
 /**
@@ -160,7 +165,7 @@ async function loadServeRun(): Promise<typeof import('./serve-run.js')> {
  * bundle (under vitest).
  */
 async function loadCompressCommand(): Promise<typeof import('./compress-command.js')> {
-  const bundle = fileURLToPath(new URL('../cli-bundle/compress.cjs', import.meta.url));
+  const bundle = bundleFile('compress.cjs');
   if (!existsSync(bundle)) return import('./compress-command.js');
   const { loadCachedBundle } = await import('./cached-bundle.js');
   return loadCachedBundle<typeof import('./compress-command.js')>(bundle).exports;
