@@ -28,8 +28,9 @@ export function codeCacheFile(file: string): string {
  * cache holds V8's bytecode of the functions that ran when the build made it
  * (scripts/code-cache.js). V8 checks it against its version, flags and the
  * source, and compiles from the source when it does not match, so a stale or
- * foreign cache costs only the time it saves. The bundle's lazy modules
- * (`importModule`, relative to `file`) load as ES modules.
+ * foreign cache costs only the time it saves. What the bundle imports
+ * lazily (`importModule`: a path relative to `file`, or a package) loads as
+ * ES modules, and `import.meta.resolve` is `resolveModule`.
  */
 export function loadCachedBundle<T>(file: string): CachedBundle<T> {
   const source = readFileSync(file, 'utf8');
@@ -41,7 +42,7 @@ export function loadCachedBundle<T>(file: string): CachedBundle<T> {
   }
   // one line, as Node's wrapper: line numbers in stack traces stay the bundle's
   const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname, importModule) {${source}\n})`,
+    `(function (exports, require, module, __filename, __dirname, importModule, resolveModule) {${source}\n})`,
     { filename: file, ...(cachedData ? { cachedData } : {}) },
   );
   const module = { exports: {} as T };
@@ -52,10 +53,16 @@ export function loadCachedBundle<T>(file: string): CachedBundle<T> {
     filename: string,
     dirname: string,
     importModule: (specifier: string) => Promise<unknown>,
+    resolveModule: (specifier: string) => string,
   ) => void;
-  // V8 gives a script run from a code cache no import() (the build turns the bundle's into importModule)
-  const importModule = (specifier: string) => import(pathToFileURL(resolve(dirname(file), specifier)).href);
-  wrapper(module.exports, createRequire(file), module, file, dirname(file), importModule);
+  // V8 gives a script run from a code cache no import() (the build turns the bundle's into
+  // importModule). Packages resolve from here as from the bundle: the same node_modules above.
+  const resolveModule = (specifier: string) =>
+    specifier.startsWith('.')
+      ? pathToFileURL(resolve(dirname(file), specifier)).href
+      : import.meta.resolve(specifier);
+  const importModule = (specifier: string) => import(resolveModule(specifier));
+  wrapper(module.exports, createRequire(file), module, file, dirname(file), importModule, resolveModule);
   return {
     exports: module.exports,
     script,

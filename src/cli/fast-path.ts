@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { OptionSpec } from '../config/options.js';
 import { optionsFor } from '../config/resolve.js';
 
@@ -139,36 +139,34 @@ export async function serveFastPath(argv: readonly string[]): Promise<boolean> {
   return true;
 }
 
-/** The module `name` of the build's bundle (dist/src/cli-bundle), or undefined where there is none (under vitest). */
-async function fromBundle<T>(name: string): Promise<T | undefined> {
-  const bundle = bundleFile(`${name}.js`);
-  return existsSync(bundle) ? ((await import(pathToFileURL(bundle).href)) as T) : undefined;
-}
-
 /** A file of the build's bundle folder (dist/src/cli-bundle). */
 function bundleFile(name: string): string {
   return fileURLToPath(new URL(`../cli-bundle/${name}`, import.meta.url));
 }
 
 /**
- * `svc serve` as the build bundles it (scripts/bundle-cli.js: a few files to
- * load instead of ~150 modules, ~85 ms of the time to ready on a 2-core
- * machine), or its modules where there is no bundle.
+ * The CommonJS bundle `name` of the build (scripts/bundle-cli.js: one file
+ * instead of ~110-150 modules), run with its code cache (`cached-bundle.ts`),
+ * or undefined where there is none (under vitest: the caller loads the modules).
  */
-async function loadServeRun(): Promise<typeof import('./serve-run.js')> {
-  return (await fromBundle<typeof import('./serve-run.js')>('serve-run')) ?? import('./serve-run.js');
+async function fromBundle<T>(name: string): Promise<T | undefined> {
+  const bundle = bundleFile(name);
+  if (!existsSync(bundle)) return undefined;
+  const { loadCachedBundle } = await import('./cached-bundle.js');
+  return loadCachedBundle<T>(bundle).exports;
 }
 
-/**
- * The compress command as the build bundles it (~110 modules in one file, run
- * with its code cache: `cached-bundle.ts`), or its modules where there is no
- * bundle (under vitest).
- */
+/** `svc serve` as the build bundles it, or its modules where there is no bundle. */
+async function loadServeRun(): Promise<typeof import('./serve-run.js')> {
+  return (await fromBundle<typeof import('./serve-run.js')>('serve.cjs')) ?? import('./serve-run.js');
+}
+
+/** The compress command as the build bundles it, or its modules where there is no bundle. */
 async function loadCompressCommand(): Promise<typeof import('./compress-command.js')> {
-  const bundle = bundleFile('compress.cjs');
-  if (!existsSync(bundle)) return import('./compress-command.js');
-  const { loadCachedBundle } = await import('./cached-bundle.js');
-  return loadCachedBundle<typeof import('./compress-command.js')>(bundle).exports;
+  return (
+    (await fromBundle<typeof import('./compress-command.js')>('compress.cjs')) ??
+    import('./compress-command.js')
+  );
 }
 
 /**

@@ -25,6 +25,7 @@ const REGISTER = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 const SAMPLE = join(ROOT, 'fixtures/samples/agent-session.json');
+const LOADER = JSON.stringify(pathToFileURL(join(ROOT, 'dist/src/cli/cached-bundle.js')).href);
 
 let home: string | undefined;
 let upstream: MockUpstream | undefined;
@@ -85,7 +86,7 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
 
   it('svc compress runs with the code cache the build made, and the same without it', async () => {
     // as bin/run.js runs it, in a process of its own: V8 takes the cache only under the flags it was made with
-    const probe = `import { loadCachedBundle } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist/src/cli/cached-bundle.js')).href)};
+    const probe = `import { loadCachedBundle } from ${LOADER};
       const { cacheUsed, exports } = loadCachedBundle(process.argv[1]);
       process.stderr.write('CACHE ' + cacheUsed + '\\n');
       process.exitCode = await exports.runCompressCommand({ record: false, 'input-format': 'auto' }, [process.argv[2]]);`;
@@ -124,10 +125,13 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
     children.push(proc.child);
     home = proc.home;
     const loaded = loadedIn(proc.stderr());
-    expect(loaded.some((u) => u.endsWith('/dist/src/cli-bundle/serve-run.js'))).toBe(true);
-    expect(loaded.filter((u) => u.endsWith('/dist/src/server/app.js'))).toEqual([]);
+    // the CommonJS bundle runs through cached-bundle.js: no ES module of the server is loaded, nor
+    // the packages it imports at start (bundled too)
+    expect(loaded.some((u) => u.endsWith('/dist/src/cli/cached-bundle.js'))).toBe(true);
+    expect(loaded.filter((u) => u.includes('/cli-bundle/') || u.includes('/dist/src/server/'))).toEqual([]);
+    expect(loaded.filter((u) => /\/node_modules\/(polka|lowdb|prom-client)\//.test(u))).toEqual([]);
     // what the bundle saves: loading ~150 modules one by one
-    expect(loaded.filter((u) => u.includes('/dist/src/')).length).toBeLessThan(40);
+    expect(loaded.filter((u) => u.includes('/dist/src/')).length).toBeLessThan(20);
     // the dashboard's files are found from the bundle
     const page = await fetch(`${proc.url}/dashboard`);
     expect(page.status).toBe(200);
@@ -154,5 +158,23 @@ describe('svc compress and svc serve run from the bundle the build makes (issue 
     expect(res.status).toBe(200);
     expect(proc.stderr()).toContain('request body read in the large-body worker');
     expect(upstream.requests.at(-1)!.body.length).toBeLessThan(log.length);
+    // undici, imported lazily, loaded as an ES module from node_modules for the upstream call
+    expect(loadedIn(proc.stderr()).some((u) => u.includes('/node_modules/undici/'))).toBe(true);
   }, 30_000);
+
+  it('svc serve starts with the code cache the build made', async () => {
+    // loading runs the bundle's top level only; a process of its own, as bin/run.js runs it
+    const probe = `import { loadCachedBundle } from ${LOADER};
+      const { cacheUsed, exports } = loadCachedBundle(process.argv[1]);
+      process.stdout.write(cacheUsed + ' ' + typeof exports.runServe);`;
+    const bundle = join(ROOT, 'dist/src/cli-bundle/serve.cjs');
+    const probeWith = async (flags: string[]) =>
+      (
+        await promisify(execFile)(process.execPath, [...flags, '--input-type=module', '-e', probe, bundle], {
+          env: { PATH: process.env.PATH ?? '' },
+        })
+      ).stdout;
+    expect(await probeWith([])).toBe('true function');
+    expect(await probeWith(['--max-old-space-size=300'])).toBe('false function');
+  });
 });
