@@ -6,7 +6,7 @@ import { configFlags } from '../src/config/index.js';
 /**
  * `svc serve`: the compression proxy. The work is in `src/cli/serve-run.ts`;
  * `bin/run.js` starts it without oclif when the arguments are plain flags
- * (`src/cli/fast-path.ts`), so start-up skips loading every command.
+ * (`src/cli/serve-start.ts`), so start-up skips loading every command.
  */
 export default class Serve extends Command {
   static override summary = 'Run the compression proxy';

@@ -1,17 +1,18 @@
 #!/usr/bin/env node
 // Build step, after tsc: bundles the two commands whose start issue 19 times into one CommonJS file
-// each in dist/src/cli-bundle/: `svc serve` (dist/src/cli/serve-run.js, the server's modules and
-// the packages they import at start) as serve.cjs, and `svc compress` (dist/src/cli/compress-command.js
-// with the config, engine, formats and CCR modules it loads) as compress.cjs. scripts/code-cache.js
-// then runs each once to make its V8 code cache, and src/cli/cached-bundle.ts runs them with it (V8
-// keeps a code cache only for scripts: Node 20 compiles every ES module afresh on every start).
+// each in dist/src/cli-bundle/: `svc serve` (dist/src/cli/serve-start.js: the fast path's flag
+// parsing, the server's modules and the packages they import at start) as serve.cjs, and
+// `svc compress` (dist/src/cli/compress-start.js: the same parsing, the config, engine, formats
+// and CCR modules) as compress.cjs. scripts/code-cache.js then runs each once to make its V8 code
+// cache, and src/cli/cached-bundle.cts runs them with it (V8 keeps a code cache only for scripts:
+// Node 20 compiles every ES module afresh on every start).
 // Loading the modules one by one, and compiling their functions, took ~85 ms of `svc serve`'s time
 // to ready and ~105 ms of `svc compress`'s wall on a 2-core machine (issue 19's targets are 300 and
 // 250 ms). The bundles are the same code, so the output is byte for byte the same.
 //
 // What a bundle holds: every module loaded by a static import, packages included. What is loaded
 // only later, by import(), stays where it is and loads as an ES module when it is needed
-// (cached-bundle.ts's `importModule`): packages (undici on the first upstream call, ioredis for
+// (cached-bundle.cts's `importModule`): packages (undici on the first upstream call, ioredis for
 // --store redis), the ML pass (dist/src/ml, with its optional runtime), and, for `svc compress`,
 // the summary table and the savings file (lowdb is ES modules only), which this script bundles as
 // two ES module entries as well. The engine is in both bundles: the server initialises it on its
@@ -108,14 +109,15 @@ async function commonJsBundle(input, file, lazyEntries = {}) {
       },
       {
         // each module's import.meta.url stays its own file's (the tokenizer finds its tables beside
-        // it, the dashboard its files); import.meta.resolve is the loader's `resolveModule`
+        // it, the dashboard its files)
         name: 'svc-import-meta',
         transform(code, id) {
           if (!code.includes('import.meta')) return null;
           const where = JSON.stringify(relative(bundleDir, id));
-          const served = code
-            .replaceAll('import.meta.url', `__svcFileUrl(__svcJoin(__dirname, ${where})).href`)
-            .replaceAll('import.meta.resolve(', 'resolveModule(');
+          const served = code.replaceAll(
+            'import.meta.url',
+            `__svcFileUrl(__svcJoin(__dirname, ${where})).href`,
+          );
           if (served.includes('import.meta'))
             throw new Error(`${id}: an import.meta the bundle cannot serve`);
           return served;
@@ -123,7 +125,7 @@ async function commonJsBundle(input, file, lazyEntries = {}) {
       },
       {
         // V8 restores no import() callback with a code cache (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING):
-        // the lazy modules come through the loader's `importModule` (src/cli/cached-bundle.ts)
+        // the lazy modules come through the loader's `importModule` (src/cli/cached-bundle.cts)
         name: 'svc-import-module',
         renderChunk(code) {
           return code.replace(/\bimport\(/g, 'importModule(');
@@ -142,5 +144,5 @@ async function commonJsBundle(input, file, lazyEntries = {}) {
   });
 }
 
-await commonJsBundle(join(root, 'dist/src/cli/serve-run.js'), join(out, 'serve.cjs'));
-await commonJsBundle(join(root, 'dist/src/cli/compress-command.js'), join(out, 'compress.cjs'), LAZY_ENTRIES);
+await commonJsBundle(join(root, 'dist/src/cli/serve-start.js'), join(out, 'serve.cjs'));
+await commonJsBundle(join(root, 'dist/src/cli/compress-start.js'), join(out, 'compress.cjs'), LAZY_ENTRIES);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Build step, after scripts/bundle-cli.js: makes the V8 code caches of the two CommonJS bundles
-// (dist/src/cli-bundle/NAME.cjs.cache, read by src/cli/cached-bundle.ts). For each, a fresh Node
+// (dist/src/cli-bundle/NAME.cjs.cache, read by src/cli/cached-bundle.cts). For each, a fresh Node
 // process with no flags (the flags are part of what V8 checks) runs the bundle into a throwaway
-// home, then writes the bytecode of every function that ran:
+// home, as `bin/run.js` runs it, then writes the bytecode of every function that ran:
 // - compress.cjs: `svc compress --no-record` of the 12k-token sample;
 // - serve.cjs: `svc serve` started on a free loopback port until it listens (its start only: a
 //   larger cache takes longer to read at every start), then stopped.
@@ -17,7 +17,7 @@ import { setFlagsFromString } from 'node:v8';
 const root = resolve(import.meta.dirname, '..');
 const bundleDir = join(root, 'dist/src/cli-bundle');
 const sample = join(root, 'fixtures/samples/agent-session.json');
-const loader = join(root, 'dist/src/cli/cached-bundle.js');
+const loader = join(root, 'dist/src/cli/cached-bundle.cjs');
 
 /** Runs the bundle `name` as its command would, then writes its cache. */
 async function make(name) {
@@ -26,15 +26,22 @@ async function make(name) {
   rmSync(codeCacheFile(bundle), { force: true });
   const { exports, script } = loadCachedBundle(bundle);
   if (name === 'compress.cjs') {
-    const code = await exports.runCompressCommand({ record: false, 'input-format': 'auto' }, [sample]);
-    if (code !== 0) throw new Error(`svc compress of the sample exited ${code}`);
+    if (!(await exports.fastPath(['--no-record', sample])) || process.exitCode)
+      throw new Error(`svc compress of the sample failed (exit ${process.exitCode})`);
   } else {
-    await exports.runServe(
-      { port: '0', host: '127.0.0.1', telemetry: false, 'log-level': 'error' },
-      (message) => {
-        throw new Error(`svc serve did not start: ${message}`);
-      },
-    );
+    // exits on a failure to start (printing why)
+    if (
+      !(await exports.fastPath([
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--no-telemetry',
+        '--log-level',
+        'error',
+      ]))
+    )
+      throw new Error('svc serve: the flags did not parse');
     // The server sets V8 flags as it starts (src/server/idle-gc.ts); a cache is taken only under
     // the flags it was made with, and every start begins with the defaults: back to them.
     setFlagsFromString('--no-expose-gc');

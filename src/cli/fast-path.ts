@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { OptionSpec } from '../config/options.js';
 import { optionsFor } from '../config/resolve.js';
 
@@ -13,7 +11,8 @@ import { optionsFor } from '../config/resolve.js';
  * - `svc serve` and `svc compress` with plain flags (and files): parsed here
  *   with oclif's rules for the flags the commands declare (`--flag value`,
  *   `--flag=value`, `--[no-]flag` for booleans that default to on,
- *   repeatable lists, defaults), then the same code the oclif command runs.
+ *   repeatable lists, defaults), then the same code the oclif command runs
+ *   (`serve-start.ts`, `compress-start.ts`: each the entry of its bundle).
  * Anything else (help, an unknown or repeated flag, a value oclif would
  * reject or read differently) returns undefined and goes through oclif,
  * which prints its usual help or error.
@@ -121,64 +120,4 @@ export function parseCompressArgs(
   argv: readonly string[],
 ): { flags: Record<string, FlagValue>; args: string[] } | undefined {
   return parsePlain(argv, new Map([...COMPRESS_FLAGS, ...configFlagDefs('compress')]), true);
-}
-
-/**
- * Runs `svc serve` without oclif when the arguments allow it; false when
- * they do not (the caller then runs oclif). Errors print the way oclif's
- * `this.error` prints them, with the same exit codes.
- */
-export async function serveFastPath(argv: readonly string[]): Promise<boolean> {
-  const flags = parseServeFlags(argv);
-  if (!flags) return false;
-  const { runServe } = await loadServeRun();
-  await runServe(flags, (message, exit) => {
-    process.stderr.write(` ›   Error: ${message}\n`);
-    process.exit(exit);
-  });
-  return true;
-}
-
-/** A file of the build's bundle folder (dist/src/cli-bundle). */
-function bundleFile(name: string): string {
-  return fileURLToPath(new URL(`../cli-bundle/${name}`, import.meta.url));
-}
-
-/**
- * The CommonJS bundle `name` of the build (scripts/bundle-cli.js: one file
- * instead of ~110-150 modules), run with its code cache (`cached-bundle.ts`),
- * or undefined where there is none (under vitest: the caller loads the modules).
- */
-async function fromBundle<T>(name: string): Promise<T | undefined> {
-  const bundle = bundleFile(name);
-  if (!existsSync(bundle)) return undefined;
-  const { loadCachedBundle } = await import('./cached-bundle.js');
-  return loadCachedBundle<T>(bundle).exports;
-}
-
-/** `svc serve` as the build bundles it, or its modules where there is no bundle. */
-async function loadServeRun(): Promise<typeof import('./serve-run.js')> {
-  return (await fromBundle<typeof import('./serve-run.js')>('serve.cjs')) ?? import('./serve-run.js');
-}
-
-/** The compress command as the build bundles it, or its modules where there is no bundle. */
-async function loadCompressCommand(): Promise<typeof import('./compress-command.js')> {
-  return (
-    (await fromBundle<typeof import('./compress-command.js')>('compress.cjs')) ??
-    import('./compress-command.js')
-  );
-}
-
-/**
- * Runs `svc compress` without oclif when the arguments allow it (the same
- * steps as commands/compress.ts); false when they do not.
- */
-export async function compressFastPath(argv: readonly string[]): Promise<boolean> {
-  const parsed = parseCompressArgs(argv);
-  if (!parsed) return false;
-  const { flags, args } = parsed;
-  const { runCompressCommand } = await loadCompressCommand();
-  const code = await runCompressCommand(flags, args);
-  if (code !== 0) process.exitCode = code;
-  return true;
 }

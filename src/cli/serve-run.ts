@@ -13,7 +13,7 @@ export type Fail = (message: string, exit: number) => never;
 /**
  * `svc serve` once its flags are parsed: resolves the config, builds the
  * server, listens, and stops on SIGINT/SIGTERM. Shared by the oclif command
- * and the start-up fast path of `bin/run.js` (`src/cli/fast-path.ts`).
+ * and the start-up fast path of `bin/run.js` (`src/cli/serve-start.ts`).
  */
 export async function runServe(flags: Record<string, unknown>, fail: Fail): Promise<void> {
   let config: ReturnType<typeof resolveConfig>;

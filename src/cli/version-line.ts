@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /**
  * `svc-proxy/0.1.0 linux-x64 node-v20.18.1`, as oclif's `--version` prints it.
- * The start-up fast path of `bin/run.js` prints it (src/cli/fast-path.ts);
+ * The start-up fast path of `bin/run.js` prints it;
  * this module imports nothing else, so `svc --version` loads no other module of svc.
  */
 export function versionLine(packageJsonUrl: URL): string {

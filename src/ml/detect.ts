@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 /** Files a model folder must hold. */
@@ -8,9 +9,14 @@ export const MODEL_FILES = ['config.json', 'tokenizer.json', 'model.onnx'] as co
 export const ML_INSTALL_HINT =
   'ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node @huggingface/tokenizers';
 
+/**
+ * Whether `name` resolves from here. Both optional packages have a CommonJS
+ * entry, so `require.resolve` answers as resolving for an import would, and
+ * also where this module runs bundled as a CommonJS script (scripts/bundle-cli.js).
+ */
 function resolvable(name: string): boolean {
   try {
-    import.meta.resolve(name);
+    createRequire(import.meta.url).resolve(name);
     return true;
   } catch {
     return false;

@@ -22,15 +22,17 @@ export function codeCacheFile(file: string): string {
  * Runs the CommonJS bundle `file` as Node runs a CommonJS module (same
  * wrapper, `require` from its place), with the code cache beside it
  * (`codeCacheFile`) when there is one. Node 20 keeps no code cache for ES
- * modules, so a one-shot command compiles every function it runs, each
- * time: for `svc compress` of the 12k sample ~55 ms of ~385 on a slow hour
- * (issue 19). The
- * cache holds V8's bytecode of the functions that ran when the build made it
- * (scripts/code-cache.js). V8 checks it against its version, flags and the
+ * modules, so a command compiles every function it runs, each time: for
+ * `svc compress` of the 12k sample ~55 ms of ~385 on a slow hour (issue 19).
+ * The cache holds V8's bytecode of the functions that ran when the build made
+ * it (scripts/code-cache.js). V8 checks it against its version, flags and the
  * source, and compiles from the source when it does not match, so a stale or
- * foreign cache costs only the time it saves. What the bundle imports
- * lazily (`importModule`: a path relative to `file`, or a package) loads as
- * ES modules, and `import.meta.resolve` is `resolveModule`.
+ * foreign cache costs only the time it saves. What the bundle imports lazily
+ * (`importModule`: a path relative to `file`, or a package, resolved from
+ * here as from the bundle: the same node_modules above) loads as ES modules.
+ *
+ * A CommonJS module itself: `bin/run.js` (CommonJS too) runs a bundle
+ * without starting Node's ES module loader, ~10-25 ms of a start.
  */
 export function loadCachedBundle<T>(file: string): CachedBundle<T> {
   const source = readFileSync(file, 'utf8');
@@ -42,7 +44,7 @@ export function loadCachedBundle<T>(file: string): CachedBundle<T> {
   }
   // one line, as Node's wrapper: line numbers in stack traces stay the bundle's
   const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname, importModule, resolveModule) {${source}\n})`,
+    `(function (exports, require, module, __filename, __dirname, importModule) {${source}\n})`,
     { filename: file, ...(cachedData ? { cachedData } : {}) },
   );
   const module = { exports: {} as T };
@@ -53,16 +55,11 @@ export function loadCachedBundle<T>(file: string): CachedBundle<T> {
     filename: string,
     dirname: string,
     importModule: (specifier: string) => Promise<unknown>,
-    resolveModule: (specifier: string) => string,
   ) => void;
-  // V8 gives a script run from a code cache no import() (the build turns the bundle's into
-  // importModule). Packages resolve from here as from the bundle: the same node_modules above.
-  const resolveModule = (specifier: string) =>
-    specifier.startsWith('.')
-      ? pathToFileURL(resolve(dirname(file), specifier)).href
-      : import.meta.resolve(specifier);
-  const importModule = (specifier: string) => import(resolveModule(specifier));
-  wrapper(module.exports, createRequire(file), module, file, dirname(file), importModule, resolveModule);
+  // V8 gives a script run from a code cache no import() (the build turns the bundle's into importModule)
+  const importModule = (specifier: string) =>
+    import(specifier.startsWith('.') ? pathToFileURL(resolve(dirname(file), specifier)).href : specifier);
+  wrapper(module.exports, createRequire(file), module, file, dirname(file), importModule);
   return {
     exports: module.exports,
     script,
