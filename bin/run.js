@@ -23,7 +23,7 @@ async function fastPath(command, argv) {
 async function main() {
   const argv = process.argv.slice(2);
   if (argv.length === 1 && argv[0] === '--version') {
-    const { versionLine } = await import('../dist/src/cli/version-line.js');
+    const { versionLine } = require('../dist/src/cli/version-line.cjs');
     process.stdout.write(`${versionLine(pathToFileURL(join(root, 'package.json')))}\n`);
     return;
   }

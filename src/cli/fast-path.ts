@@ -6,7 +6,7 @@ import { optionsFor } from '../config/resolve.js';
  * loading every command module (and what they import), about 150 ms before
  * `svc serve` starts its work and most of `svc --version`. Three invocations
  * skip it:
- * - `svc --version`: the same line oclif prints (`version-line.ts`, a module
+ * - `svc --version`: the same line oclif prints (`version-line.cts`, a module
  *   of its own: nothing else is loaded for it).
  * - `svc serve` and `svc compress` with plain flags (and files): parsed here
  *   with oclif's rules for the flags the commands declare (`--flag value`,
