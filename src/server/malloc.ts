@@ -68,7 +68,7 @@ export function mallocSetByEnv(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * Fixes glibc's thresholds for the server (at start, before any request),
+ * Fixes glibc's thresholds for the server (as soon as it listens: src/server/app.ts),
  * unless the environment sets them. By default glibc raises both under load:
  * the mmap threshold to the largest mapped block freed so far (a request
  * body, then the 1-2.3 MB work areas of V8's optimizing compiler), the trim

@@ -49,30 +49,27 @@ function sendAsset(req: IncomingMessage, res: ServerResponse, file: DashboardAss
 
 /**
  * `GET /dashboard` (the page) and `GET /dashboard/assets/*` (its scripts,
- * styles and the uPlot build), all held in memory from start-up. If the files
- * cannot be read the proxy still starts and the dashboard answers 503.
+ * styles and the uPlot build), read into memory on the first request for
+ * one (not at start-up: most servers never serve the page, issue 19). If the
+ * files cannot be read the dashboard answers 503, and the error is logged once.
  */
-export const dashboardRoutes: RoutePlugin = async (app, ctx) => {
-  let assets: Map<string, DashboardAsset>;
-  try {
-    assets = await loadDashboardAssets();
-  } catch (err) {
-    ctx.logger.error('dashboard disabled: its files could not be read', { error: String(err) });
-    const unavailable = (_req: IncomingMessage, res: ServerResponse) =>
-      sendError(
-        res,
-        DEFAULT_FORMAT,
-        503,
-        'dashboard_unavailable',
-        'dashboard files are missing from this install',
-      );
-    app.get('/dashboard', unavailable);
-    app.get('/dashboard/*', unavailable);
-    return;
-  }
-  const page = assets.get('index.html')!;
+export const dashboardRoutes: RoutePlugin = (app, ctx) => {
+  let loading: Promise<Map<string, DashboardAsset> | undefined> | undefined;
+  const load = () =>
+    (loading ??= loadDashboardAssets().catch((err: unknown) => {
+      ctx.logger.error('dashboard disabled: its files could not be read', { error: String(err) });
+      return undefined;
+    }));
+  const unavailable = (res: ServerResponse) =>
+    sendError(
+      res,
+      DEFAULT_FORMAT,
+      503,
+      'dashboard_unavailable',
+      'dashboard files are missing from this install',
+    );
   for (const method of ['get', 'head'] as const) {
-    app[method]('/dashboard', (req, res) => {
+    app[method]('/dashboard', async (req, res) => {
       if (req.path.endsWith('/')) {
         // The page's URLs are relative to `/dashboard` (so a proxy may add a path
         // prefix); polka also matches `/dashboard/`, which would break them.
@@ -81,9 +78,13 @@ export const dashboardRoutes: RoutePlugin = async (app, ctx) => {
         res.end();
         return;
       }
-      sendAsset(req, res, page);
+      const assets = await load();
+      if (!assets) return unavailable(res);
+      sendAsset(req, res, assets.get('index.html')!);
     });
-    app[method](`${ASSET_PREFIX}*`, (req, res) => {
+    app[method](`${ASSET_PREFIX}*`, async (req, res) => {
+      const assets = await load();
+      if (!assets) return unavailable(res);
       // polka's `*` param holds one segment only; take the rest of the path (`vendor/uplot.js`).
       const name = req.path.slice(ASSET_PREFIX.length);
       const file = name === 'index.html' ? undefined : assets.get(name);
