@@ -6,9 +6,11 @@
 // and CCR modules) as compress.cjs. scripts/code-cache.js then runs each once to make its V8 code
 // cache, and src/cli/cached-bundle.cts runs them with it (V8 keeps a code cache only for scripts:
 // Node 20 compiles every ES module afresh on every start).
-// Loading the modules one by one, and compiling their functions, took ~85 ms of `svc serve`'s time
-// to ready and ~105 ms of `svc compress`'s wall on a 2-core machine (issue 19's targets are 300 and
-// 250 ms). The bundles are the same code, so the output is byte for byte the same.
+// Loading the modules one by one took ~85 ms of `svc serve`'s ~355 ms to ready, and ~70 ms of
+// `svc compress`'s ~385 ms wall on the 12k sample, on slow hours of a 2-core machine (issue 19's
+// targets are 300 and 250 ms); the code caches save most of the compiling that remained
+// (docs/perf.md, the seventeenth to nineteenth passes). The bundles are the same code, so the
+// output is byte for byte the same.
 //
 // What a bundle holds: every module loaded by a static import, packages included. What is loaded
 // only later, by import(), stays where it is and loads as an ES module when it is needed
