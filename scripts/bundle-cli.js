@@ -127,10 +127,18 @@ async function commonJsBundle(input, file, lazyEntries = {}) {
       },
       {
         // V8 restores no import() callback with a code cache (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING):
-        // the lazy modules come through the loader's `importModule` (src/cli/cached-bundle.cts)
+        // the lazy modules come through the loader's `importModule` (src/cli/cached-bundle.cts).
+        // Only `import(` with one string or one name before its `)` is rewritten (every lazy import
+        // the bundles have); any other `import(` stops the build rather than being rewritten blind.
         name: 'svc-import-module',
         renderChunk(code) {
-          return code.replace(/\bimport\(/g, 'importModule(');
+          const served = code.replace(/\bimport\((?=(?:"[^"\n]*"|'[^'\n]*'|[\w$]+)\))/g, 'importModule(');
+          const left = /\bimport\(/.exec(served);
+          if (left)
+            throw new Error(
+              `${file}: an import() the loader cannot serve: ${served.slice(left.index, left.index + 60)}`,
+            );
+          return served;
         },
       },
     ],
