@@ -7,14 +7,13 @@ import { contentHash } from './hash.js';
 import { collectIdentifiers, extractUserTerms } from './identifiers.js';
 import { engineMemoLimit, registerEngineMemo, stringBytes } from './memo-budget.js';
 import { searchableText, textUnits } from './messages.js';
-import { SpanSet, type StringLookup } from './span-set.js';
 import type { ChatMessage } from './types.js';
 
 /** What the scans of messages 0..upTo-1 collected (each scan has its own `upTo`). */
 interface Scans {
-  seen: SpanSet;
+  seen: Set<string>;
   seenUpTo: number;
-  lines: SpanSet;
+  lines: Set<string>;
   linesUpTo: number;
   subtrees: Set<string>;
   entities: Map<string, Record<string, unknown>>;
@@ -45,17 +44,15 @@ function scanBytes(s: Scans): number {
   return (
     256 +
     s.held +
-    s.seen.bytes +
-    s.lines.bytes +
-    ELEMENT_BYTES * (s.subtrees.size + s.entities.size + s.linkShapes.size)
+    ELEMENT_BYTES * (s.seen.size + s.lines.size + s.subtrees.size + s.entities.size + s.linkShapes.size)
   );
 }
 
 function freshScans(): Scans {
   return {
-    seen: new SpanSet(),
+    seen: new Set(),
     seenUpTo: 0,
-    lines: new SpanSet(),
+    lines: new Set(),
     linesUpTo: 0,
     subtrees: new Set(),
     entities: new Map(),
@@ -172,7 +169,7 @@ export class History {
   }
 
   /** Identifiers of messages 0..i-1 (their original text and tool-call arguments). */
-  seenBefore(i: number): StringLookup {
+  seenBefore(i: number): ReadonlySet<string> {
     const s = this.scansBefore(i);
     if (i < s.seenUpTo) throw new Error('History.seenBefore must be asked in message order');
     for (; s.seenUpTo < i; s.seenUpTo++) {
@@ -189,7 +186,7 @@ export class History {
    * text, numbered listings without numbers, and string arguments of tool
    * calls (a file an agent wrote is known when it reads it back).
    */
-  linesBefore(i: number): StringLookup {
+  linesBefore(i: number): ReadonlySet<string> {
     const s = this.scansBefore(i);
     if (i < s.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
     for (; s.linesUpTo < i; s.linesUpTo++) {
@@ -334,11 +331,10 @@ function isTrimmed(c: number): boolean {
 const SPACE_RE = /\s/;
 
 /**
- * Adds the `lineKey` of each line of `text` to `into`, found in place: a
- * span per key, not a line, its rest and its trimmed copy.
+ * Adds the `lineKey` of each line of `text` to `into`, found in place: one
+ * slice per key, not a line, its rest and its trimmed copy.
  */
-function addLines(text: string, into: SpanSet): void {
-  let id = -1;
+function addLines(text: string, into: Set<string>): void {
   let from = 0;
   for (;;) {
     const nl = text.indexOf('\n', from);
@@ -346,10 +342,7 @@ function addLines(text: string, into: SpanSet): void {
     // a line shorter than a key cannot give one
     if (lineEnd - from >= MIN_LINE_CHARS) {
       const [start, end] = keyBounds(text, from, lineEnd);
-      if (end - start >= MIN_LINE_CHARS) {
-        if (id < 0) id = into.addText(text);
-        into.addSpan(id, start, end);
-      }
+      if (end - start >= MIN_LINE_CHARS) into.add(text.slice(start, end));
     }
     if (nl === -1) return;
     from = nl + 1;

@@ -4,8 +4,6 @@
  * into their next call. Compressors keep the lines and items that carry them.
  */
 
-import type { SpanSet } from './span-set.js';
-
 /**
  * Identifier characters (`[A-Za-z0-9_.:/@#-]`), and those that mark a run as
  * ID-like rather than a plain word (`[0-9/_.:]`), by character code.
@@ -20,21 +18,17 @@ for (let c = 0; c < 128; c++) {
 /** Shortest identifier. */
 const MIN_ID = 5;
 
-/** The span `nextIdentifier` found last: `text[spanStart, spanEnd)`. */
-let spanStart = 0;
-let spanEnd = 0;
-
 /**
- * Finds the first identifier-like run of `text` at or after `from`, trailing
- * punctuation removed: a maximal run of at least 5 identifier characters
- * (`[A-Za-z0-9_.:/@#-]{5,}`) that holds one of `[0-9/_.:]`. Sets `spanStart`
- * and `spanEnd` and returns where the search goes on, or -1 when there is
- * none. One pass over the character codes (about twice the speed of the
- * regex it replaces, and the same runs).
+ * Identifier-like strings of a text, trailing punctuation removed, in order of
+ * appearance: maximal runs of at least 5 identifier characters
+ * (`[A-Za-z0-9_.:/@#-]{5,}`) that hold one of `[0-9/_.:]`. One pass over the
+ * character codes (about twice the speed of the regex it replaces, and the
+ * same runs).
  */
-function nextIdentifier(text: string, from: number): number {
+export function extractIdentifiers(text: string): string[] {
+  const out: string[] = [];
   const n = text.length;
-  let i = from;
+  let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c >= 128 || ID_CLASS[c] === 0) {
@@ -53,25 +47,18 @@ function nextIdentifier(text: string, from: number): number {
     let end = i;
     while (end > start && TRAILING_CHARS.includes(text[end - 1]!)) end--;
     if (end - start < MIN_ID) continue;
-    // the mark may have been in the trailing punctuation only
-    if (end !== i && !hasMark(text, start, end)) continue;
-    spanStart = start;
-    spanEnd = end;
-    return i;
+    if (end === i) out.push(text.slice(start, end));
+    else {
+      // the mark may have been in the trailing punctuation only
+      const run = text.slice(start, end);
+      if (hasMark(run)) out.push(run);
+    }
   }
-  return -1;
-}
-
-/** Identifier-like strings of a text (see `nextIdentifier`), in order of appearance. */
-export function extractIdentifiers(text: string): string[] {
-  const out: string[] = [];
-  for (let i = nextIdentifier(text, 0); i >= 0; i = nextIdentifier(text, i))
-    out.push(text.slice(spanStart, spanEnd));
   return out;
 }
 
-function hasMark(text: string, start: number, end: number): boolean {
-  for (let k = start; k < end; k++) if (ID_CLASS[text.charCodeAt(k)]! & ID_MARK) return true;
+function hasMark(run: string): boolean {
+  for (let k = 0; k < run.length; k++) if (ID_CLASS[run.charCodeAt(k)]! & ID_MARK) return true;
   return false;
 }
 
@@ -100,18 +87,13 @@ function withoutTrailing(run: string): string {
   return run.slice(0, end);
 }
 /**
- * Adds the identifiers of `text` to `into`, as spans of it. The history's
- * scans call it once per message and conversation (they are kept between
- * turns, see history.ts); a cache of lists by content hash cost more at first
- * sight (a SHA-256, a join and a split per text) than extracting again on a
- * missed scan.
+ * Adds the identifiers of `text` to `into`. The history's scans call it once
+ * per message and conversation (they are kept between turns, see history.ts);
+ * a cache of lists by content hash cost more at first sight (a SHA-256, a
+ * join and a split per text) than extracting again on a missed scan.
  */
-export function collectIdentifiers(text: string, into: SpanSet): void {
-  let id = -1;
-  for (let i = nextIdentifier(text, 0); i >= 0; i = nextIdentifier(text, i)) {
-    if (id < 0) id = into.addText(text);
-    into.addSpan(id, spanStart, spanEnd);
-  }
+export function collectIdentifiers(text: string, into: Set<string>): void {
+  for (const id of extractIdentifiers(text)) into.add(id);
 }
 
 /** Words of a user message that name something specific: codes, numbers, paths, quoted names. */

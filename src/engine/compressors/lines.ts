@@ -1,7 +1,6 @@
 import { lineKey, MIN_LINE_CHARS } from '../history.js';
 import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
 import { LONG_LINE_CHARS } from '../settings.js';
-import type { StringLookup } from '../span-set.js';
 
 /** Rough token estimate used only to budget selections (exact counts decide acceptance). */
 export function approxTokens(text: string): number {
@@ -176,7 +175,7 @@ const LONG_REPEATED_LINE = 200;
  * every long line shown earlier: a file read again after an edit, a file the
  * agent wrote itself, instructions pasted into every message.
  */
-export function markRepeatedRuns(lines: readonly string[], earlier: StringLookup): Uint8Array {
+export function markRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>): Uint8Array {
   const n = lines.length;
   const mask = new Uint8Array(n);
   if (earlier.size === 0) return mask;

@@ -1,6 +1,5 @@
 import { callScopedMap, inCall } from '../call-scope.js';
 import { extractIdentifiers, isNameLike } from '../identifiers.js';
-import type { StringLookup } from '../span-set.js';
 import { approxTokens, isBlank } from './lines.js';
 
 /**
@@ -105,7 +104,7 @@ export class Selection {
  * (in the conversation, or in units kept so far), most new identifiers first;
  * ties go to the earlier unit, so the result is deterministic.
  */
-export function keepNovel(texts: readonly string[], sel: Selection, seen: StringLookup): void {
+export function keepNovel(texts: readonly string[], sel: Selection, seen: ReadonlySet<string>): void {
   if (sel.full) return;
   const known = new Set<string>();
   const ids = texts.map((t) => stableIdentifiers(t));
@@ -125,7 +124,7 @@ export function keepNovel(texts: readonly string[], sel: Selection, seen: String
 }
 
 /** Distinct identifiers of `ids` in neither set. */
-function countFresh(ids: readonly string[], seen: StringLookup, known: ReadonlySet<string>): number {
+function countFresh(ids: readonly string[], seen: ReadonlySet<string>, known: ReadonlySet<string>): number {
   // a line names a few identifiers: finding repeats by comparison costs less than a set
   if (ids.length > 16) return new Set(ids.filter((id) => !seen.has(id) && !known.has(id))).size;
   let fresh = 0;
@@ -160,7 +159,7 @@ export function keepSpread(texts: readonly string[], sel: Selection): void {
 export function omittedIdentifiers(
   texts: readonly string[],
   keep: Uint8Array,
-  seen: StringLookup,
+  seen: ReadonlySet<string>,
   maxTokens: number,
   shownTexts: readonly string[] = texts,
 ): string[] {
@@ -176,7 +175,7 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 export function omittedIdentifiersExcept(
   texts: readonly string[],
   keep: Uint8Array,
-  seen: StringLookup,
+  seen: ReadonlySet<string>,
   alsoSeen: ReadonlySet<string>,
   maxTokens: number,
   shownTexts: readonly string[] = texts,
