@@ -4,39 +4,31 @@ import { collectLinkShapes } from './compressors/json-links.js';
 import { parseJsonContent } from './compressors/json-parse.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
 import { contentHash } from './hash.js';
-import { collectIdentifiers, extractUserTerms } from './identifiers.js';
+import { extractUserTerms } from './identifiers.js';
+import { type KnownLines, type KnownNames, LineSet, NameSet } from './known.js';
 import { engineMemoLimit, registerEngineMemo, stringBytes } from './memo-budget.js';
 import { searchableText, textUnits } from './messages.js';
 import type { ChatMessage } from './types.js';
 
 /** What the scans of messages 0..upTo-1 collected (each scan has its own `upTo`). */
 interface Scans {
-  seen: Set<string>;
+  seen: NameSet;
   seenUpTo: number;
-  lines: Set<string>;
+  lines: LineSet;
   linesUpTo: number;
   subtrees: Set<string>;
   entities: Map<string, Record<string, unknown>>;
   linkShapes: Set<string>;
   subtreesUpTo: number;
   /**
-   * Bytes of what the scans keep alive besides their elements: the texts
-   * scanned (lines and identifiers are slices of them) and the parsed JSON
-   * the entities are part of.
+   * Bytes of what the scans keep alive besides their elements: the parsed
+   * JSON the entities are part of. (Identifiers and lines are kept as
+   * hashes, see known.ts: they hold nothing of the texts.)
    */
   held: number;
-  /** Messages whose text `held` counts. */
-  heldUpTo: number;
 }
 
-/** Counts message k's text in `held`, once for all the scans (their strings are slices of it). */
-function hold(s: Scans, k: number, msg: ChatMessage | string): void {
-  if (k < s.heldUpTo) return;
-  s.heldUpTo = k + 1;
-  s.held += stringBytes(typeof msg === 'string' ? msg : searchableText(msg));
-}
-
-/** Bytes of an element of a scan's set or map (its string or slice header and its slot). */
+/** Bytes of an element of a JSON scan's set or map (its string header and its slot). */
 const ELEMENT_BYTES = 48;
 
 /** Estimated bytes of `s` (see `Scans.held`). */
@@ -44,22 +36,23 @@ function scanBytes(s: Scans): number {
   return (
     256 +
     s.held +
-    ELEMENT_BYTES * (s.seen.size + s.lines.size + s.subtrees.size + s.entities.size + s.linkShapes.size)
+    s.seen.bytes +
+    s.lines.bytes +
+    ELEMENT_BYTES * (s.subtrees.size + s.entities.size + s.linkShapes.size)
   );
 }
 
 function freshScans(): Scans {
   return {
-    seen: new Set(),
+    seen: new NameSet(),
     seenUpTo: 0,
-    lines: new Set(),
+    lines: new LineSet(),
     linesUpTo: 0,
     subtrees: new Set(),
     entities: new Map(),
     linkShapes: new Set(),
     subtreesUpTo: 0,
     held: 0,
-    heldUpTo: 0,
   };
 }
 
@@ -169,13 +162,11 @@ export class History {
   }
 
   /** Identifiers of messages 0..i-1 (their original text and tool-call arguments). */
-  seenBefore(i: number): ReadonlySet<string> {
+  seenBefore(i: number): KnownNames {
     const s = this.scansBefore(i);
     if (i < s.seenUpTo) throw new Error('History.seenBefore must be asked in message order');
     for (; s.seenUpTo < i; s.seenUpTo++) {
-      const text = searchableText(this.messages[s.seenUpTo]!);
-      collectIdentifiers(text, s.seen);
-      hold(s, s.seenUpTo, text);
+      s.seen.addText(searchableText(this.messages[s.seenUpTo]!));
     }
     this.keep(s);
     return s.seen;
@@ -186,15 +177,14 @@ export class History {
    * text, numbered listings without numbers, and string arguments of tool
    * calls (a file an agent wrote is known when it reads it back).
    */
-  linesBefore(i: number): ReadonlySet<string> {
+  linesBefore(i: number): KnownLines {
     const s = this.scansBefore(i);
     if (i < s.linesUpTo) throw new Error('History.linesBefore must be asked in message order');
     for (; s.linesUpTo < i; s.linesUpTo++) {
       const msg = this.messages[s.linesUpTo]!;
-      hold(s, s.linesUpTo, msg);
-      for (const unit of textUnits(msg)) addLines(unit.text, s.lines);
+      for (const unit of textUnits(msg)) s.lines.addText(unit.text);
       for (const call of msg.tool_calls ?? []) {
-        for (const v of argumentStrings(call.function?.arguments ?? '')) addLines(v, s.lines);
+        for (const v of argumentStrings(call.function?.arguments ?? '')) s.lines.addText(v);
       }
     }
     this.keep(s);
@@ -221,7 +211,6 @@ export class History {
     if (i < s.subtreesUpTo) throw new Error('History JSON scans must be asked in message order');
     for (; s.subtreesUpTo < i; s.subtreesUpTo++) {
       const msg = this.messages[s.subtreesUpTo]!;
-      hold(s, s.subtreesUpTo, msg);
       if (msg.role !== 'tool' && msg.role !== 'function') continue;
       for (const unit of textUnits(msg)) {
         const parsed = parseJsonContent(unit.text);
@@ -284,69 +273,6 @@ export function fingerprint(value: unknown): string {
     first = false;
   }
   return `${out}}`;
-}
-
-/** Lines shorter than this (trimmed) are too common to identify repeated content. */
-export const MIN_LINE_CHARS = 8;
-
-/** Normal form of a line for repeat detection: line number of a listing and outer whitespace removed. */
-export function lineKey(line: string): string {
-  const [start, end] = keyBounds(line, 0, line.length);
-  return line.slice(start, end);
-}
-
-/**
- * Where the `lineKey` of the line `text[from, end)` starts and ends in
- * `text`: after its listing number, without what `trim` removes. Both
- * `lineKey` and the scan of earlier lines (`addLines`) find keys by it, so
- * a line looked up and a line scanned earlier always get the same key.
- */
-function keyBounds(text: string, from: number, end: number): [number, number] {
-  let start = listingPrefixEnd(text, from);
-  while (start < end && isTrimmed(text.charCodeAt(start))) start++;
-  while (end > start && isTrimmed(text.charCodeAt(end - 1))) end--;
-  return [start, end];
-}
-
-/**
- * End of a listing's line number (`/^ *\d+(?:→|\t)/`) in the line starting at
- * `from` of `text`, or `from`. Never reads past the line: its end (`\n`, or
- * the end of the text) stops every step.
- */
-function listingPrefixEnd(text: string, from: number): number {
-  let i = from;
-  while (text.charCodeAt(i) === 32) i++;
-  const digits = i;
-  for (let c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(i)) i++;
-  if (i === digits) return from;
-  const c = text.charCodeAt(i);
-  return c === 0x2192 || c === 9 ? i + 1 : from;
-}
-
-/** What `trim` removes (`\s`: white space and line terminators), by character code. */
-function isTrimmed(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || (c >= 128 && SPACE_RE.test(String.fromCharCode(c)));
-}
-
-const SPACE_RE = /\s/;
-
-/**
- * Adds the `lineKey` of each line of `text` to `into`, found in place: one
- * slice per key, not a line, its rest and its trimmed copy.
- */
-function addLines(text: string, into: Set<string>): void {
-  let from = 0;
-  for (;;) {
-    const nl = text.indexOf('\n', from);
-    const lineEnd = nl === -1 ? text.length : nl;
-    // a line shorter than a key cannot give one
-    if (lineEnd - from >= MIN_LINE_CHARS) {
-      const [start, end] = keyBounds(text, from, lineEnd);
-      if (end - start >= MIN_LINE_CHARS) into.add(text.slice(start, end));
-    }
-    if (nl === -1) return;
-    from = nl + 1;
-  }
 }
 
 /** String values of a tool call's JSON arguments (top level). */

@@ -10,7 +10,8 @@
  */
 const ID_CHAR = 1;
 const ID_MARK = 2;
-const ID_CLASS = new Uint8Array(128);
+/** Class bits (`ID_CHAR` 1, `ID_MARK` 2) of each ASCII character. */
+export const ID_CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
   if (/[A-Za-z0-9_.:/@#-]/.test(ch)) ID_CLASS[c] = ID_CHAR | (/[0-9/_.:]/.test(ch) ? ID_MARK : 0);
@@ -62,7 +63,8 @@ function hasMark(run: string): boolean {
   return false;
 }
 
-const TRAILING_CHARS = '.:,;@#-';
+/** Punctuation an identifier does not end with (left out when a run ends with it). */
+export const TRAILING_CHARS = '.:,;@#-';
 
 /** A number with a unit (`12ms`, `1.5s`, `300KB`, `42%`): a measurement, not a name. */
 const QUANTITY_RE = /^\d+(?:\.\d+)?(?:[nµu]?s|ms|sec|secs|min|mins|[hdm]|[kmgtp]i?b|b|bytes|kbps|mbps|%|x)$/i;
@@ -85,15 +87,6 @@ function withoutTrailing(run: string): string {
   let end = run.length;
   while (end > 0 && TRAILING_CHARS.includes(run[end - 1]!)) end -= 1;
   return run.slice(0, end);
-}
-/**
- * Adds the identifiers of `text` to `into`. The history's scans call it once
- * per message and conversation (they are kept between turns, see history.ts);
- * a cache of lists by content hash cost more at first sight (a SHA-256, a
- * join and a split per text) than extracting again on a missed scan.
- */
-export function collectIdentifiers(text: string, into: Set<string>): void {
-  for (const id of extractIdentifiers(text)) into.add(id);
 }
 
 /** Words of a user message that name something specific: codes, numbers, paths, quoted names. */

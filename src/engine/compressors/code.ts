@@ -1,5 +1,5 @@
-import { lineKey } from '../history.js';
 import { mentionsAny } from '../identifiers.js';
+import { lineKey } from '../known.js';
 import { CODE_FOLD_MIN_TOKENS, capFor, HEAD_LINES, indexBudget } from '../settings.js';
 import {
   approxTokensOfLength,

@@ -1,4 +1,4 @@
-import { lineKey, MIN_LINE_CHARS } from '../history.js';
+import { type KnownLines, lineKey, MIN_LINE_CHARS } from '../known.js';
 import { formatGap, formatIndex, formatMarker, formatRepeat, type MarkerUnit } from '../markers.js';
 import { LONG_LINE_CHARS } from '../settings.js';
 
@@ -175,7 +175,7 @@ const LONG_REPEATED_LINE = 200;
  * every long line shown earlier: a file read again after an edit, a file the
  * agent wrote itself, instructions pasted into every message.
  */
-export function markRepeatedRuns(lines: readonly string[], earlier: ReadonlySet<string>): Uint8Array {
+export function markRepeatedRuns(lines: readonly string[], earlier: KnownLines): Uint8Array {
   const n = lines.length;
   const mask = new Uint8Array(n);
   if (earlier.size === 0) return mask;

@@ -1,5 +1,6 @@
 import { callScopedMap, inCall } from '../call-scope.js';
 import { extractIdentifiers, isNameLike } from '../identifiers.js';
+import type { KnownNames } from '../known.js';
 import { approxTokens, isBlank } from './lines.js';
 
 /**
@@ -104,7 +105,7 @@ export class Selection {
  * (in the conversation, or in units kept so far), most new identifiers first;
  * ties go to the earlier unit, so the result is deterministic.
  */
-export function keepNovel(texts: readonly string[], sel: Selection, seen: ReadonlySet<string>): void {
+export function keepNovel(texts: readonly string[], sel: Selection, seen: KnownNames): void {
   if (sel.full) return;
   const known = new Set<string>();
   const ids = texts.map((t) => stableIdentifiers(t));
@@ -124,7 +125,7 @@ export function keepNovel(texts: readonly string[], sel: Selection, seen: Readon
 }
 
 /** Distinct identifiers of `ids` in neither set. */
-function countFresh(ids: readonly string[], seen: ReadonlySet<string>, known: ReadonlySet<string>): number {
+function countFresh(ids: readonly string[], seen: KnownNames, known: ReadonlySet<string>): number {
   // a line names a few identifiers: finding repeats by comparison costs less than a set
   if (ids.length > 16) return new Set(ids.filter((id) => !seen.has(id) && !known.has(id))).size;
   let fresh = 0;
@@ -159,7 +160,7 @@ export function keepSpread(texts: readonly string[], sel: Selection): void {
 export function omittedIdentifiers(
   texts: readonly string[],
   keep: Uint8Array,
-  seen: ReadonlySet<string>,
+  seen: KnownNames,
   maxTokens: number,
   shownTexts: readonly string[] = texts,
 ): string[] {
@@ -175,7 +176,7 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 export function omittedIdentifiersExcept(
   texts: readonly string[],
   keep: Uint8Array,
-  seen: ReadonlySet<string>,
+  seen: KnownNames,
   alsoSeen: ReadonlySet<string>,
   maxTokens: number,
   shownTexts: readonly string[] = texts,

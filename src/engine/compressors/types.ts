@@ -1,3 +1,5 @@
+import type { KnownLines, KnownNames } from '../known.js';
+
 /** Content types the router tells apart; one compressor each. */
 export type ContentType = 'json' | 'log' | 'search' | 'diff' | 'table' | 'text' | 'code' | 'html' | 'prose';
 
@@ -8,9 +10,9 @@ export interface CompressContext {
   /** Terms of the most recent user message before this content. */
   readonly userTerms: readonly string[];
   /** Identifiers that occurred in the conversation before this content. */
-  readonly seen: ReadonlySet<string>;
+  readonly seen: KnownNames;
   /** Lines of earlier messages, keyed by `lineKey`; computed on demand. */
-  earlierLines(): ReadonlySet<string>;
+  earlierLines(): KnownLines;
   /** Hashes of the JSON objects and arrays in earlier tool outputs (see `json-subtrees.ts`); computed on demand. */
   earlierJson(): ReadonlySet<string>;
   /** Entities of the JSON in earlier tool outputs (see `json-entities.ts`); computed on demand. */
