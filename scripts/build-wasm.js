@@ -1,19 +1,25 @@
 #!/usr/bin/env node
-// Compiles the engine's WebAssembly text (src/engine/wasm/*.wat) into a
-// TypeScript module holding the binary as base64 (NAME-wasm.ts), so that the
-// build, the CLI bundle and the tests load it as any other module. Run after
+// Compiles the WebAssembly text of the engine (src/engine/wasm/*.wat) and of
+// the vendored tokenizer's chunker (scripts/vendor/*.wat) into a module
+// holding the binary as base64 (NAME-wasm.ts, NAME-wasm.js), so that the
+// build, the CLI bundles and the tests load it as any other module. Run after
 // editing a .wat; the output is committed. `--check` writes nothing and exits
 // 1 when a committed module is not what its .wat compiles to (a test runs it).
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import wabtInit from 'wabt';
 
-const dir = resolve(import.meta.dirname, '../src/engine/wasm');
+const root = resolve(import.meta.dirname, '..');
+/** Folders with .wat files, and the extension of the module each gets. */
+const DIRS = [
+  ['src/engine/wasm', 'ts'],
+  ['scripts/vendor', 'js'],
+];
 
-/** The TypeScript module for `name.wat`. */
-async function compiledModule(name) {
+/** The module for `dir/name.wat`. */
+async function compiledModule(dir, name) {
   const wabt = await wabtInit();
-  const parsed = wabt.parseWat(`${name}.wat`, readFileSync(join(dir, `${name}.wat`), 'utf8'));
+  const parsed = wabt.parseWat(`${name}.wat`, readFileSync(join(root, dir, `${name}.wat`), 'utf8'));
   parsed.validate();
   const { buffer } = parsed.toBinary({});
   parsed.destroy();
@@ -26,18 +32,18 @@ async function compiledModule(name) {
 
 const check = process.argv.includes('--check');
 let stale = 0;
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.wat'))) {
-  const name = file.slice(0, -4);
-  const target = join(dir, `${name}-wasm.ts`);
-  const text = await compiledModule(name);
-  if (!check) {
-    writeFileSync(target, text);
-    console.log(`src/engine/wasm/${name}-wasm.ts`);
-  } else if (!existsSync(target) || readFileSync(target, 'utf8') !== text) {
-    console.error(
-      `src/engine/wasm/${name}-wasm.ts is not what ${file} compiles to: run node scripts/build-wasm.js`,
-    );
-    stale++;
+for (const [dir, ext] of DIRS) {
+  for (const file of readdirSync(join(root, dir)).filter((f) => f.endsWith('.wat'))) {
+    const name = file.slice(0, -4);
+    const target = `${dir}/${name}-wasm.${ext}`;
+    const text = await compiledModule(dir, name);
+    if (!check) {
+      writeFileSync(join(root, target), text);
+      console.log(target);
+    } else if (!existsSync(join(root, target)) || readFileSync(join(root, target), 'utf8') !== text) {
+      console.error(`${target} is not what ${dir}/${file} compiles to: run node scripts/build-wasm.js`);
+      stale++;
+    }
   }
 }
 process.exitCode = stale > 0 ? 1 : 0;

@@ -17,6 +17,21 @@
 // one after another either way: where a character that decides the chunk is not ASCII and not of
 // one class alone (see `wideClass`), `nextChunkEnd` returns -1 and the regex finds that one chunk.
 // test/packaging/vendor-tokenizer.test.ts compares both splits.
+//
+// `chunkCountFrom` (pre-tokens only, no chunk cut out) runs `nextChunkEnd` compiled
+// (o200k-chunks.wat, as o200k-chunks-wasm.js) over a copy of the text, a window at a time, and
+// finds here the chunks it leaves: those for the regex, those with a character beyond ASCII not
+// classified yet, and those that need a character past the window. Both read the same tables.
+
+import { O200K_CHUNKS_WASM } from './o200k-chunks-wasm.js';
+
+const compiled = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(O200K_CHUNKS_WASM, 'base64')))
+  .exports;
+/** The compiled count's memory: the tables, then the window (see o200k-chunks.wat). */
+const memory = Buffer.from(compiled.memory.buffer);
+const WINDOW_AT = 131072;
+/** Characters of a window (64 KiB, UTF-16). */
+const WINDOW = 32768;
 
 const LOWER = 1;
 const UPPER = 2;
@@ -26,7 +41,7 @@ const BREAK = 16; // \r \n
 const SYMBOL = 32; // not \s, \p{L}, \p{N}
 const LETTER = LOWER | UPPER;
 
-const CLASS = new Uint8Array(128);
+const CLASS = new Uint8Array(compiled.memory.buffer, 0, 128);
 for (let c = 0; c < 128; c++) {
   if (c >= 97 && c <= 122) CLASS[c] = LOWER;
   else if (c >= 65 && c <= 90) CLASS[c] = UPPER;
@@ -60,7 +75,7 @@ function contraction(text, i) {
  * character: those stay -1, for the regex.
  */
 const UNKNOWN = 127;
-const WIDE = new Int8Array(0x10000).fill(UNKNOWN);
+const WIDE = new Int8Array(compiled.memory.buffer, 65536, 0x10000).fill(UNKNOWN);
 
 function wideClass(c) {
   let k = WIDE[c];
@@ -174,14 +189,7 @@ export function sumChunks(text, regex, each, enough = Number.POSITIVE_INFINITY) 
   let p = 0;
   const n = text.length;
   while (p < n && total < enough) {
-    let end = nextChunkEnd(text, p);
-    if (end < 0) {
-      regex.lastIndex = p;
-      const m = regex.exec(text);
-      // every character starts a match; guard anyway against a regex that skips
-      if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
-      end = p + m[0].length;
-    }
+    const end = chunkEnd(text, p, regex);
     total += each(text.slice(p, end));
     p = end;
   }
@@ -198,13 +206,7 @@ export function sumChunkCounts(text, regex, isToken, other) {
   let p = 0;
   const n = text.length;
   while (p < n) {
-    let end = nextChunkEnd(text, p);
-    if (end < 0) {
-      regex.lastIndex = p;
-      const m = regex.exec(text);
-      if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
-      end = p + m[0].length;
-    }
+    const end = chunkEnd(text, p, regex);
     total += isToken(text, p, end) ? 1 : other(text.slice(p, end));
     p = end;
   }
@@ -222,17 +224,33 @@ export function chunkCountFrom(text, regex, from, enough) {
   let p = from;
   const n = text.length;
   while (p < n && total < enough) {
-    let end = nextChunkEnd(text, p);
-    if (end < 0) {
-      regex.lastIndex = p;
-      const m = regex.exec(text);
-      if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
-      end = p + m[0].length;
+    const len = Math.min(WINDOW, n - p);
+    memory.write(p === 0 && len === n ? text : text.slice(p, p + len), WINDOW_AT, 'utf16le');
+    const atEnd = p + len === n ? 1 : 0;
+    let q = 0;
+    for (;;) {
+      total += compiled.count(q, len, atEnd, Math.min(enough - total, 0x7fffffff));
+      q = compiled.stop();
+      if (q >= len || total >= enough) break;
+      // a chunk the compiled count leaves here
+      total++;
+      q = chunkEnd(text, p + q, regex) - p;
+      if (q >= len || total >= enough) break;
     }
-    total++;
-    p = end;
+    p += q;
   }
   return [total, p];
+}
+
+/** Where the chunk at `p` ends, by `nextChunkEnd` or else the regex. */
+function chunkEnd(text, p, regex) {
+  const end = nextChunkEnd(text, p);
+  if (end >= 0) return end;
+  regex.lastIndex = p;
+  const m = regex.exec(text);
+  // every character starts a match; guard anyway against a regex that skips
+  if (m === null || m.index !== p) throw new Error(`o200k split: no chunk at ${p}`);
+  return p + m[0].length;
 }
 
 /** How many chunks `text` has (`chunkCountFrom` from its start); stops at `enough`. */

@@ -207,6 +207,25 @@ describe("o200k_base's chunker", () => {
       );
     }
     expect(asciiChunks).toBeGreaterThan(100_000);
+    // the count runs compiled over windows of 32,768 characters: texts across several of them,
+    // with chunks that cross a window's end (a letter run, white space, a contraction, symbols)
+    const long = [
+      Array.from({ length: 30_000 }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''),
+      `${'word '.repeat(6553)}abc${'x'.repeat(40_000)}'ll and`,
+      `${' '.repeat(32_766)}\n\n${' '.repeat(40_000)}end`,
+      `${'a'.repeat(32_767)}'ve ${'-'.repeat(32_768)}//\n${'9'.repeat(70_001)}`,
+    ];
+    for (const text of long) {
+      const all = regexChunks(regex, text);
+      expect(text.length).toBeGreaterThan(32_768);
+      expect(countChunks(text)).toBe(all.length);
+      for (const cap of [1, 7, 1000, all.length - 1].filter((c) => c < all.length)) {
+        const [first, stop] = countChunksFrom(text, 0, cap);
+        expect(first).toBe(cap);
+        expect(stop).toBe(all.slice(0, cap).join('').length);
+        expect(countChunksFrom(text, stop)).toEqual([all.length - cap, text.length]);
+      }
+    }
     for (const text of fuzz.slice(0, 3000))
       expect(vendored.o200k_base.countTokens(text)).toBe(original.o200k_base.countTokens(text));
     expect(vendored.o200k_base.countTokens(session)).toBe(original.o200k_base.countTokens(session));

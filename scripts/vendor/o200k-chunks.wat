@@ -1,0 +1,234 @@
+;; The pre-token count of o200k-chunks.js (`chunkCountFrom`), compiled: the
+;; same chunks as `nextChunkEnd`, found in a window of the text. Where
+;; `nextChunkEnd` would give up (a character for the regex), or a character
+;; beyond ASCII has no class yet, or deciding a chunk needs a character past
+;; the window, the count stops and the JavaScript finds that one chunk.
+;; `nextChunkEnd` is written out in one function, its lookups too: V8 does
+;; not inline WebAssembly calls, and a call per character cost more than
+;; the JavaScript.
+;;
+;; Memory (three 64 KiB pages): 0..127 the class bits of each ASCII
+;; character (`CLASS`: 1 lower, 2 upper, 4 digit, 8 space, 16 line break,
+;; 32 symbol); 65536.. one signed byte per UTF-16 code unit, the classes
+;; beyond ASCII (`WIDE`: bits, -1 for the regex, 127 not known yet);
+;; 131072.. the window, UTF-16, up to 32768 characters.
+;; Rebuild: `node scripts/build-wasm.js` (writes o200k-chunks-wasm.js).
+(module
+  (memory (export "memory") 3)
+  ;; where the last count stopped
+  (global $stop (mut i32) (i32.const 0))
+
+  ;; Counts chunks of the window (its $len characters, the text's last when
+  ;; $atEnd) from $start, at most $enough; `stop` then tells where it stopped:
+  ;; the window's end, or the start of a chunk left to the JavaScript.
+  (func (export "count") (param $start i32) (param $len i32) (param $atEnd i32) (param $enough i32) (result i32)
+    (local $p i32) (local $n i32) (local $e i32) (local $c i32) (local $k i32) (local $first i32)
+    (local $q i32) (local $i i32) (local $x i32) (local $a i32) (local $lastBreak i32)
+    (local.set $p (local.get $start))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $p) (local.get $len)))
+        (br_if $done (i32.ge_u (local.get $n) (local.get $enough)))
+        (block $giveUp
+          (block $found
+            ;; the chunk at $p ends at $e
+            (if (i32.ge_u (local.get $p) (local.get $len))
+          (then (local.set $first (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $p) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $first (i32.load8_u (local.get $c))))
+              (else
+                (local.set $first (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $first) (i32.const 127)) (then (local.set $first (i32.const -1))))))))
+            (if (i32.lt_s (local.get $first) (i32.const 0)) (then (br $giveUp)))
+            ;; 1 and 2: a letter run, after at most one character that is not a line break, letter or digit
+            (local.set $q (i32.const -1))
+            (if (i32.and (local.get $first) (i32.const 3))
+              (then (local.set $q (local.get $p)))
+              (else
+                (if (i32.eqz (i32.and (local.get $first) (i32.const 20)))
+                  (then
+                    (if (i32.ge_u (i32.add (local.get $p) (i32.const 1)) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $p) (i32.const 1)) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+                    (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+                    (if (i32.and (local.get $k) (i32.const 3))
+                      (then (local.set $q (i32.add (local.get $p) (i32.const 1)))))))))
+            (if (i32.ge_s (local.get $q) (i32.const 0))
+              (then
+                (local.set $i (local.get $q))
+        (block $upperEnd
+          (loop $upper
+            (if (i32.ge_u (local.get $i) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $i) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+            (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+            (br_if $upperEnd (i32.eqz (i32.and (local.get $k) (i32.const 2))))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $upper)))
+                (local.set $i (local.get $i))
+        (block $lowerEnd
+          (loop $lower
+            (if (i32.ge_u (local.get $i) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $i) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+            (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+            (br_if $lowerEnd (i32.eqz (i32.and (local.get $k) (i32.const 1))))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $lower)))
+                ;; the optional contraction: 's 'd 'm 't 'll 've 're, any case
+                (local.set $e (local.get $i))
+                (if (i32.ge_u (local.get $i) (local.get $len))
+          (then (local.set $x (select (i32.const 0) (i32.const -2) (local.get $atEnd))))
+          (else (local.set $x (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $i) (i32.const 1)))))))
+                (if (i32.eq (local.get $x) (i32.const -2)) (then (br $giveUp)))
+                (br_if $found (i32.ne (local.get $x) (i32.const 39)))
+                (if (i32.ge_u (i32.add (local.get $i) (i32.const 1)) (local.get $len))
+          (then (local.set $a (select (i32.const 0) (i32.const -2) (local.get $atEnd))))
+          (else (local.set $a (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $i) (i32.const 1)) (i32.const 1)))))))
+                (if (i32.eq (local.get $a) (i32.const -2)) (then (br $giveUp)))
+                (local.set $a (i32.or (local.get $a) (i32.const 32)))
+                (if (i32.or
+                      (i32.or (i32.eq (local.get $a) (i32.const 115)) (i32.eq (local.get $a) (i32.const 100)))
+                      (i32.or (i32.eq (local.get $a) (i32.const 109)) (i32.eq (local.get $a) (i32.const 116))))
+                  (then
+                    (local.set $e (i32.add (local.get $i) (i32.const 2)))
+                    (br $found)))
+                (if (i32.ge_u (i32.add (local.get $i) (i32.const 2)) (local.get $len))
+          (then (local.set $x (select (i32.const 0) (i32.const -2) (local.get $atEnd))))
+          (else (local.set $x (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $i) (i32.const 2)) (i32.const 1)))))))
+                (if (i32.eq (local.get $x) (i32.const -2)) (then (br $giveUp)))
+                (local.set $x (i32.or (local.get $x) (i32.const 32)))
+                (if (i32.or
+                      (i32.and (i32.eq (local.get $a) (i32.const 108)) (i32.eq (local.get $x) (i32.const 108)))
+                      (i32.or
+                        (i32.and (i32.eq (local.get $a) (i32.const 118)) (i32.eq (local.get $x) (i32.const 101)))
+                        (i32.and (i32.eq (local.get $a) (i32.const 114)) (i32.eq (local.get $x) (i32.const 101)))))
+                  (then (local.set $e (i32.add (local.get $i) (i32.const 3)))))
+                (br $found)))
+            ;; 3: up to three digits
+            (if (i32.and (local.get $first) (i32.const 4))
+              (then
+                (local.set $e (i32.add (local.get $p) (i32.const 1)))
+                (block $digitsEnd
+                  (loop $digits
+                    (br_if $digitsEnd (i32.ge_s (local.get $e) (i32.add (local.get $p) (i32.const 3))))
+                    (if (i32.ge_u (local.get $e) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $e) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+                    (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+                    (br_if $digitsEnd (i32.eqz (i32.and (local.get $k) (i32.const 4))))
+                    (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                    (br $digits)))
+                (br $found)))
+            ;; 4: symbols, after at most one space, then line breaks and slashes
+            (local.set $q (i32.const -1))
+            (if (i32.and (local.get $first) (i32.const 32))
+              (then (local.set $q (local.get $p)))
+              (else
+                (if (i32.eq (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $p) (i32.const 1)))) (i32.const 32))
+                  (then
+                    (if (i32.ge_u (i32.add (local.get $p) (i32.const 1)) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $p) (i32.const 1)) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+                    (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+                    (if (i32.and (local.get $k) (i32.const 32))
+                      (then (local.set $q (i32.add (local.get $p) (i32.const 1)))))))))
+            (if (i32.ge_s (local.get $q) (i32.const 0))
+              (then
+                (local.set $e (i32.add (local.get $q) (i32.const 1)))
+        (block $symbolsEnd
+          (loop $symbols
+            (if (i32.ge_u (local.get $e) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $e) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+            (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+            (br_if $symbolsEnd (i32.eqz (i32.and (local.get $k) (i32.const 32))))
+            (local.set $e (i32.add (local.get $e) (i32.const 1)))
+            (br $symbols)))
+                (loop $tail
+                  (if (i32.ge_u (local.get $e) (local.get $len))
+          (then (local.set $x (select (i32.const 0) (i32.const -2) (local.get $atEnd))))
+          (else (local.set $x (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $e) (i32.const 1)))))))
+                  (if (i32.eq (local.get $x) (i32.const -2)) (then (br $giveUp)))
+                  (if (i32.or
+                        (i32.or (i32.eq (local.get $x) (i32.const 10)) (i32.eq (local.get $x) (i32.const 13)))
+                        (i32.eq (local.get $x) (i32.const 47)))
+                    (then
+                      (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                      (br $tail))))
+                (br $found)))
+            ;; 5 to 7: white space
+            (local.set $e (local.get $p))
+            (local.set $lastBreak (i32.const -1))
+            (block $spaceEnd
+              (loop $space
+                (if (i32.ge_u (local.get $e) (local.get $len))
+          (then (local.set $k (select (i32.const 0) (i32.const -1) (local.get $atEnd))))
+          (else
+            (local.set $c (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $e) (i32.const 1)))))
+            (if (i32.lt_u (local.get $c) (i32.const 128))
+              (then (local.set $k (i32.load8_u (local.get $c))))
+              (else
+                (local.set $k (i32.load8_s (i32.add (i32.const 65536) (local.get $c))))
+                (if (i32.eq (local.get $k) (i32.const 127)) (then (local.set $k (i32.const -1))))))))
+                (if (i32.lt_s (local.get $k) (i32.const 0)) (then (br $giveUp)))
+                (br_if $spaceEnd (i32.eqz (i32.and (local.get $k) (i32.const 8))))
+                (if (i32.and (local.get $k) (i32.const 16)) (then (local.set $lastBreak (local.get $e))))
+                (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                (br $space)))
+            (if (i32.ge_s (local.get $lastBreak) (i32.const 0))
+              (then
+                (local.set $e (i32.add (local.get $lastBreak) (i32.const 1)))
+                (br $found)))
+            ;; at the text's end (a class of 0 past the window is only ever the text's end)
+            (br_if $found (i32.ge_u (local.get $e) (local.get $len)))
+            (if (i32.ge_s (i32.sub (local.get $e) (local.get $p)) (i32.const 2))
+              (then (local.set $e (i32.sub (local.get $e) (i32.const 1))))))
+          ;; found: the chunk is [$p, $e)
+          (local.set $n (i32.add (local.get $n) (i32.const 1)))
+          (local.set $p (local.get $e))
+          (br $next))
+        ;; given up: the JavaScript finds the chunk at $p
+        (br $done)))
+    (global.set $stop (local.get $p))
+    (local.get $n))
+
+  (func (export "stop") (result i32) (global.get $stop)))
