@@ -8,9 +8,9 @@
  * Identifier characters (`[A-Za-z0-9_.:/@#-]`), and those that mark a run as
  * ID-like rather than a plain word (`[0-9/_.:]`), by character code.
  */
-const ID_CHAR = 1;
-const ID_MARK = 2;
-/** Class bits (`ID_CHAR` 1, `ID_MARK` 2) of each ASCII character. */
+export const ID_CHAR = 1;
+export const ID_MARK = 2;
+/** Class bits (`ID_CHAR`, `ID_MARK`) of each ASCII character. */
 export const ID_CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);

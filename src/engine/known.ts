@@ -14,7 +14,7 @@
  * (the text stays in the CCR store), and it is the same on every turn
  * (principle 2).
  */
-import { ID_CLASS, TRAILING_CHARS } from './identifiers.js';
+import { ID_CHAR, ID_CLASS, ID_MARK, TRAILING_CHARS } from './identifiers.js';
 import { KNOWN_WASM } from './wasm/known-wasm.js';
 
 /** Identifiers a compressor may ask about: a `Set`, or the history's `NameSet`. */
@@ -84,11 +84,9 @@ const HASHES_AT = 128;
 /** Characters per chunk: the chunk area's 32 KiB, UTF-16. */
 const CHUNK = 16_384;
 
-/** Class bits of the compiled scans' table besides `ID_CLASS`'s (1 identifier character, 2 mark). */
+/** Class bits of the compiled scans' table besides `ID_CLASS`'s (`ID_CHAR` 1, `ID_MARK` 2). */
 const TRAILING = 4;
 const SPACE = 8;
-const ID_CHAR = 1;
-const ID_MARK = 2;
 
 let compiled: { scans: Scans; bytes: Buffer; hashes: Int32Array } | undefined;
 
