@@ -22,13 +22,23 @@
 // (o200k-chunks.wat, as o200k-chunks-wasm.js) over a copy of the text, a window at a time, and
 // finds here the chunks it leaves: those for the regex, those with a character beyond ASCII not
 // classified yet, and those that need a character past the window. Both read the same tables.
+// Where Node runs without WebAssembly (`--jitless`), the count runs here, chunk by chunk.
 
 import { O200K_CHUNKS_WASM } from './o200k-chunks-wasm.js';
 
-const compiled = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(O200K_CHUNKS_WASM, 'base64')))
-  .exports;
+const compiled = instantiate();
+
+function instantiate() {
+  if (typeof WebAssembly !== 'object') return undefined;
+  try {
+    return new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(O200K_CHUNKS_WASM, 'base64'))).exports;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The compiled count's memory: the tables, then the window (see o200k-chunks.wat). */
-const memory = Buffer.from(compiled.memory.buffer);
+const memory = compiled && Buffer.from(compiled.memory.buffer);
 const WINDOW_AT = 131072;
 /** Characters of a window (64 KiB, UTF-16). */
 const WINDOW = 32768;
@@ -41,7 +51,7 @@ const BREAK = 16; // \r \n
 const SYMBOL = 32; // not \s, \p{L}, \p{N}
 const LETTER = LOWER | UPPER;
 
-const CLASS = new Uint8Array(compiled.memory.buffer, 0, 128);
+const CLASS = compiled ? new Uint8Array(compiled.memory.buffer, 0, 128) : new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   if (c >= 97 && c <= 122) CLASS[c] = LOWER;
   else if (c >= 65 && c <= 90) CLASS[c] = UPPER;
@@ -75,7 +85,9 @@ function contraction(text, i) {
  * character: those stay -1, for the regex.
  */
 const UNKNOWN = 127;
-const WIDE = new Int8Array(compiled.memory.buffer, 65536, 0x10000).fill(UNKNOWN);
+const WIDE = (compiled ? new Int8Array(compiled.memory.buffer, 65536, 0x10000) : new Int8Array(0x10000)).fill(
+  UNKNOWN,
+);
 
 function wideClass(c) {
   let k = WIDE[c];
@@ -223,6 +235,10 @@ export function chunkCountFrom(text, regex, from, enough) {
   let total = 0;
   let p = from;
   const n = text.length;
+  if (!compiled) {
+    for (; p < n && total < enough; total++) p = chunkEnd(text, p, regex);
+    return [total, p];
+  }
   while (p < n && total < enough) {
     const len = Math.min(WINDOW, n - p);
     memory.write(p === 0 && len === n ? text : text.slice(p, p + len), WINDOW_AT, 'utf16le');

@@ -88,12 +88,23 @@ const CHUNK = 16_384;
 const TRAILING = 4;
 const SPACE = 8;
 
-let compiled: { scans: Scans; bytes: Buffer; hashes: Int32Array } | undefined;
+let compiled: { scans: Scans; bytes: Buffer; hashes: Int32Array } | null | undefined;
 
-/** The compiled scans, instantiated on first use (a module of under a kilobyte). */
-function scans(): NonNullable<typeof compiled> {
-  if (compiled) return compiled;
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(KNOWN_WASM, 'base64')));
+/**
+ * The compiled scans, instantiated on first use (a module of under a
+ * kilobyte); null where Node runs without WebAssembly (`--jitless`): the
+ * sets then find the same strings in JavaScript.
+ */
+function scans(): typeof compiled {
+  if (compiled !== undefined) return compiled;
+  compiled = null;
+  if (typeof WebAssembly !== 'object') return compiled;
+  let instance: WebAssembly.Instance;
+  try {
+    instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(KNOWN_WASM, 'base64')));
+  } catch {
+    return compiled;
+  }
   const exports = instance.exports as unknown as Scans;
   const bytes = Buffer.from(exports.memory.buffer);
   for (let c = 0; c < 128; c++) {
@@ -105,9 +116,9 @@ function scans(): NonNullable<typeof compiled> {
 }
 
 /** Writes `text[from, to)` where the compiled scans read it; returns its length. */
-function load(text: string, from: number, to: number): number {
+function load(bytes: Buffer, text: string, from: number, to: number): number {
   const part = from === 0 && to === text.length ? text : text.slice(from, to);
-  scans().bytes.write(part, TEXT_AT, 'utf16le');
+  bytes.write(part, TEXT_AT, 'utf16le');
   return part.length;
 }
 
@@ -157,9 +168,8 @@ class HashSet {
     this.add(h1, h2);
   }
 
-  /** Adds the `n` hashes the compiled scan just wrote. */
-  protected addScanned(n: number): void {
-    const { hashes } = scans();
+  /** Adds the `n` hashes the compiled scan just wrote in `hashes`. */
+  protected addScanned(hashes: Int32Array, n: number): void {
     for (let k = 0; k < 2 * n; k += 2) this.add(hashes[k]!, hashes[k + 1]!);
   }
 
@@ -201,7 +211,8 @@ function isIdChar(c: number): boolean {
 /**
  * A set of the strings a compiled scan finds in texts: `addText` cuts a text
  * into chunks no string goes on past, has each scanned, and adds a string
- * longer than a chunk by itself.
+ * longer than a chunk in JavaScript (`addFrom`), as it adds all of them
+ * where there is no WebAssembly.
  */
 abstract class ScannedSet extends HashSet {
   /** True when an added text held `s` (as the scan finds it). */
@@ -211,24 +222,23 @@ abstract class ScannedSet extends HashSet {
 
   /** Adds what the scan finds in `text`. */
   addText(text: string): void {
+    const wasm = scans();
     let at = 0;
     while (at < text.length) {
-      const cut = this.chunkEnd(text, at);
-      if (cut <= at) {
-        at = this.addLong(text, at);
-        continue;
-      }
-      this.addScanned(this.scan(load(text, at, cut)));
-      at = cut;
+      const cut = wasm ? this.chunkEnd(text, at) : at;
+      if (wasm && cut > at) {
+        this.addScanned(wasm.hashes, this.scan(wasm.scans, load(wasm.bytes, text, at, cut)));
+        at = cut;
+      } else at = this.addFrom(text, at);
     }
   }
 
   /** End of the chunk from `at` (at most `CHUNK` on): no string goes on past it; `at` or less when one does. */
   protected abstract chunkEnd(text: string, at: number): number;
   /** Scans the chunk just loaded (`n` characters); returns how many hashes it wrote. */
-  protected abstract scan(n: number): number;
-  /** Adds the string at `at` that is longer than a chunk; returns where the next chunk starts. */
-  protected abstract addLong(text: string, at: number): number;
+  protected abstract scan(compiledScans: Scans, n: number): number;
+  /** Adds the first string at or after `at`, in JavaScript; returns where the next one may start. */
+  protected abstract addFrom(text: string, at: number): number;
 }
 
 /** Identifiers of earlier messages (`extractIdentifiers`'s), by hash. */
@@ -240,12 +250,14 @@ export class NameSet extends ScannedSet implements KnownNames {
     return cut;
   }
 
-  protected scan(n: number): number {
-    return scans().scans.ids(n);
+  protected scan(compiledScans: Scans, n: number): number {
+    return compiledScans.ids(n);
   }
 
-  /** The run of identifier characters at `start`, as `extractIdentifiers` takes it. */
-  protected addLong(text: string, start: number): number {
+  /** The next run of identifier characters, as `extractIdentifiers` takes it. */
+  protected addFrom(text: string, at: number): number {
+    let start = at;
+    while (start < text.length && !isIdChar(text.charCodeAt(start))) start++;
     let end = start;
     let marks = 0;
     let keep = start;
@@ -271,12 +283,12 @@ export class LineSet extends ScannedSet implements KnownLines {
     return text.length - at <= CHUNK ? text.length : text.lastIndexOf('\n', at + CHUNK - 1) + 1;
   }
 
-  protected scan(n: number): number {
-    return scans().scans.lines(n, MIN_LINE_CHARS);
+  protected scan(compiledScans: Scans, n: number): number {
+    return compiledScans.lines(n, MIN_LINE_CHARS);
   }
 
   /** The line at `start`. */
-  protected addLong(text: string, start: number): number {
+  protected addFrom(text: string, start: number): number {
     const nl = text.indexOf('\n', start);
     const lineEnd = nl === -1 ? text.length : nl;
     const [from, to] = keyBounds(text, start, lineEnd);
