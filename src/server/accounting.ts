@@ -83,7 +83,7 @@ async function bodyTokens(ex: ProxyExchange, body: Buffer | undefined): Promise<
 interface AccountingState {
   original: ConversationPrefixes;
   projected: ConversationPrefixes;
-  /** Settles when the last exchange to start settling has advanced its conversation (see `settleInTurn`). */
+  /** Settles when the last exchange to take its turn has advanced its conversation (see `takeTurn`). */
   advanced: Promise<void>;
 }
 
@@ -123,23 +123,29 @@ function forwardedTools(
 }
 
 /**
- * Settles `ex` once its response has ended, advancing its conversation after
- * every exchange whose response ended before: a turn's cached prefix is the
- * one its previous turn left, even when that turn's hashing gave way to this
- * one's request and finished later (issue 18: a race the tests met under load).
+ * Takes `ex`'s turn among the exchanges to settle, now that its later stages
+ * are done (its response has been written): the returned function settles
+ * it, advancing its conversation after every exchange that took its turn
+ * before. A turn's cached prefix is the one its previous turn left, even
+ * when that turn's work after the response (its exact counts, its hashing)
+ * gave way to this one's request and finished later (issue 18: a race the
+ * tests met under load; the turn used to be taken only when the settling
+ * began, after the other `onFinish` hooks, which a later turn could pass).
  */
-async function settleInTurn(ex: ProxyExchange): Promise<void> {
+function takeTurn(ex: ProxyExchange): (done: ProxyExchange) => Promise<void> {
   const state = stateOf(ex.ctx);
   const before = state.advanced;
   let advanced!: () => void;
   state.advanced = new Promise((resolve) => {
     advanced = resolve;
   });
-  try {
-    await settle(ex, before);
-  } finally {
-    advanced();
-  }
+  return async (done) => {
+    try {
+      await settle(done, before);
+    } finally {
+      advanced();
+    }
+  };
 }
 
 async function settle(ex: ProxyExchange, before: Promise<void>): Promise<void> {
@@ -258,6 +264,7 @@ async function account(ex: ProxyExchange, next: () => Promise<void>): Promise<vo
   try {
     await next();
   } finally {
+    const settleInTurn = takeTurn(ex);
     ex.onFinish.push(async (done) => {
       try {
         await settleInTurn(done);
