@@ -23,7 +23,12 @@
 // finds here the chunks it leaves: those for the regex, those with a character beyond ASCII not
 // classified yet, and those that need a character past the window. Both read the same tables.
 // Where Node runs without WebAssembly (`--jitless`), the count runs here, chunk by chunk.
+//
+// `sumChunkCounts` (the token count) runs the same compiled pass once `placeRanks` has put the
+// rank index and the token text in its memory: each chunk it finds is looked up there, and only
+// the chunks of several tokens come back here, for BPE.
 
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { O200K_CHUNKS_WASM } from './o200k-chunks-wasm.js';
 
 const compiled = instantiate();
@@ -37,11 +42,18 @@ function instantiate() {
   }
 }
 
-/** The compiled count's memory: the tables, then the window (see o200k-chunks.wat). */
-const memory = compiled && Buffer.from(compiled.memory.buffer);
+/** The compiled count's memory: the tables, the window, the chunks it lists (see o200k-chunks.wat). */
+let memory = compiled && Buffer.from(compiled.memory.buffer);
 const WINDOW_AT = 131072;
 /** Characters of a window (64 KiB, UTF-16). */
 const WINDOW = 32768;
+/** The chunks of several tokens a count lists: start and end in the window, one pair each. */
+const OTHERS_AT = 196608;
+let others = compiled && new Int32Array(compiled.memory.buffer, OTHERS_AT, 2 * WINDOW);
+/** Where `placeRanks` puts the rank index, then the token text. */
+const RANKS_AT = 458752;
+/** Whether the compiled count can look tokens up (`placeRanks`). */
+let ranked = false;
 
 const LOWER = 1;
 const UPPER = 2;
@@ -51,7 +63,7 @@ const BREAK = 16; // \r \n
 const SYMBOL = 32; // not \s, \p{L}, \p{N}
 const LETTER = LOWER | UPPER;
 
-const CLASS = compiled ? new Uint8Array(compiled.memory.buffer, 0, 128) : new Uint8Array(128);
+let CLASS = compiled ? new Uint8Array(compiled.memory.buffer, 0, 128) : new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   if (c >= 97 && c <= 122) CLASS[c] = LOWER;
   else if (c >= 65 && c <= 90) CLASS[c] = UPPER;
@@ -85,9 +97,57 @@ function contraction(text, i) {
  * character: those stay -1, for the regex.
  */
 const UNKNOWN = 127;
-const WIDE = (compiled ? new Int8Array(compiled.memory.buffer, 65536, 0x10000) : new Int8Array(0x10000)).fill(
+let WIDE = (compiled ? new Int8Array(compiled.memory.buffer, 65536, 0x10000) : new Int8Array(0x10000)).fill(
   UNKNOWN,
 );
+
+/**
+ * Puts a rank index and its token text (the files of o200k_base.js, see scripts/bundle-vendor.js)
+ * in the compiled count's memory, grown for them once, so that `sumChunkCounts` looks tokens up
+ * there. Returns the index (32-bit integers) and the text (UTF-16 code units) as views of that
+ * memory, for the JavaScript's own lookups; undefined without WebAssembly.
+ */
+export function placeRanks(indexPath, tokensPath) {
+  if (!compiled || ranked) return undefined;
+  const index = openSync(indexPath, 'r');
+  const tokens = openSync(tokensPath, 'r');
+  try {
+    const indexBytes = fstatSync(index).size;
+    const tokensAt = RANKS_AT + indexBytes + 7 - ((indexBytes + 7) % 8);
+    const tokensBytes = fstatSync(tokens).size;
+    const pages = Math.ceil((tokensAt + tokensBytes) / 65536) - compiled.memory.buffer.byteLength / 65536;
+    if (pages > 0) compiled.memory.grow(pages);
+    // growing detaches the views of the memory
+    const buffer = compiled.memory.buffer;
+    memory = Buffer.from(buffer);
+    others = new Int32Array(buffer, OTHERS_AT, 2 * WINDOW);
+    CLASS = new Uint8Array(buffer, 0, 128);
+    WIDE = new Int8Array(buffer, 65536, 0x10000);
+    readAll(index, memory, RANKS_AT, indexBytes);
+    readAll(tokens, memory, tokensAt, tokensBytes);
+    const ints = new Int32Array(buffer, RANKS_AT, indexBytes >> 2);
+    const n = ints[0];
+    compiled.ranks(RANKS_AT + 12, RANKS_AT + 4 * (4 + n), ints[2] - 1, tokensAt);
+    ranked = true;
+    return { ints, units: new Uint16Array(buffer, tokensAt, tokensBytes >> 1) };
+  } finally {
+    closeSync(index);
+    closeSync(tokens);
+  }
+}
+
+/** Whether `sumChunkCounts` looks tokens up in the compiled pass (after `placeRanks`). */
+export function countsCompiled() {
+  return ranked;
+}
+
+function readAll(fd, into, at, bytes) {
+  for (let done = 0; done < bytes; ) {
+    const n = readSync(fd, into, at + done, bytes - done, done);
+    if (n === 0) throw new Error('o200k_base: a rank file ended early');
+    done += n;
+  }
+}
 
 function wideClass(c) {
   let k = WIDE[c];
@@ -217,10 +277,32 @@ export function sumChunkCounts(text, regex, isToken, other) {
   let total = 0;
   let p = 0;
   const n = text.length;
+  if (!ranked) {
+    while (p < n) {
+      const end = chunkEnd(text, p, regex);
+      total += isToken(text, p, end) ? 1 : other(text.slice(p, end));
+      p = end;
+    }
+    return total;
+  }
   while (p < n) {
-    const end = chunkEnd(text, p, regex);
-    total += isToken(text, p, end) ? 1 : other(text.slice(p, end));
-    p = end;
+    const len = Math.min(WINDOW, n - p);
+    memory.write(p === 0 && len === n ? text : text.slice(p, p + len), WINDOW_AT, 'utf16le');
+    const atEnd = p + len === n ? 1 : 0;
+    let q = 0;
+    for (;;) {
+      total += compiled.count(q, len, atEnd, 0x7fffffff, 1);
+      const listed = compiled.others();
+      for (let k = 0; k < 2 * listed; k += 2) total += other(text.slice(p + others[k], p + others[k + 1]));
+      q = compiled.stop();
+      if (q >= len) break;
+      // a chunk the compiled count leaves here
+      const end = chunkEnd(text, p + q, regex);
+      total += isToken(text, p + q, end) ? 1 : other(text.slice(p + q, end));
+      q = end - p;
+      if (q >= len) break;
+    }
+    p += q;
   }
   return total;
 }
@@ -245,7 +327,7 @@ export function chunkCountFrom(text, regex, from, enough) {
     const atEnd = p + len === n ? 1 : 0;
     let q = 0;
     for (;;) {
-      total += compiled.count(q, len, atEnd, Math.min(enough - total, 0x7fffffff));
+      total += compiled.count(q, len, atEnd, Math.min(enough - total, 0x7fffffff), 0);
       q = compiled.stop();
       if (q >= len || total >= enough) break;
       // a chunk the compiled count leaves here

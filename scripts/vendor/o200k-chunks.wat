@@ -11,19 +11,45 @@
 ;; character (`CLASS`: 1 lower, 2 upper, 4 digit, 8 space, 16 line break,
 ;; 32 symbol); 65536.. one signed byte per UTF-16 code unit, the classes
 ;; beyond ASCII (`WIDE`: bits, -1 for the regex, 127 not known yet);
-;; 131072.. the window, UTF-16, up to 32768 characters.
+;; 131072.. the window, UTF-16, up to 32768 characters; 196608.. the
+;; chunks of several tokens a count with `$lookup` found (start and end, two
+;; i32 each, up to 32768 of them); from 458752 on, once `ranks` has placed
+;; them (the memory grown for it), the rank index and the token text of
+;; o200k_base.js.
+;;
+;; With `$lookup`, each chunk found is looked up in the rank index (the hash
+;; and probe of its `isToken`, written out here too): a token of its own
+;; counts, any other chunk is listed for the JavaScript's BPE.
 ;; Rebuild: `node scripts/build-wasm.js` (writes o200k-chunks-wasm.js).
 (module
-  (memory (export "memory") 3)
+  (memory (export "memory") 7)
   ;; where the last count stopped
   (global $stop (mut i32) (i32.const 0))
+  ;; chunks of several tokens the last count listed
+  (global $others (mut i32) (i32.const 0))
+  ;; the rank index (see `ranks`)
+  (global $offsetsAt (mut i32) (i32.const 0))
+  (global $tableAt (mut i32) (i32.const 0))
+  (global $mask (mut i32) (i32.const 0))
+  (global $blobAt (mut i32) (i32.const 0))
+
+  ;; Where the rank index's offsets (one i32 per rank, and one past the
+  ;; last) and hash table (ranks + 1, 0 for an empty slot) start, its mask,
+  ;; and where the token text (UTF-16) starts.
+  (func (export "ranks") (param $offsetsAt i32) (param $tableAt i32) (param $mask i32) (param $blobAt i32)
+    (global.set $offsetsAt (local.get $offsetsAt))
+    (global.set $tableAt (local.get $tableAt))
+    (global.set $mask (local.get $mask))
+    (global.set $blobAt (local.get $blobAt)))
 
   ;; Counts chunks of the window (its $len characters, the text's last when
   ;; $atEnd) from $start, at most $enough; `stop` then tells where it stopped:
   ;; the window's end, or the start of a chunk left to the JavaScript.
-  (func (export "count") (param $start i32) (param $len i32) (param $atEnd i32) (param $enough i32) (result i32)
+  (func (export "count") (param $start i32) (param $len i32) (param $atEnd i32) (param $enough i32) (param $lookup i32) (result i32)
     (local $p i32) (local $n i32) (local $e i32) (local $c i32) (local $k i32) (local $first i32)
     (local $q i32) (local $i i32) (local $x i32) (local $a i32) (local $lastBreak i32)
+    (local $h i32) (local $rank i32) (local $at i32) (local $length i32)
+    (global.set $others (i32.const 0))
     (local.set $p (local.get $start))
     (block $done
       (loop $next
@@ -223,6 +249,50 @@
             (if (i32.ge_s (i32.sub (local.get $e) (local.get $p)) (i32.const 2))
               (then (local.set $e (i32.sub (local.get $e) (i32.const 1))))))
           ;; found: the chunk is [$p, $e)
+          (if (local.get $lookup)
+            (then
+              ;; FNV-1a of its code units, then the probe from there
+              (local.set $h (i32.const 0x811c9dc5))
+              (local.set $i (local.get $p))
+              (block $hashed
+                (loop $hash
+                  (br_if $hashed (i32.ge_u (local.get $i) (local.get $e)))
+                  (local.set $h (i32.mul
+                    (i32.xor (local.get $h) (i32.load16_u (i32.add (i32.const 131072) (i32.shl (local.get $i) (i32.const 1)))))
+                    (i32.const 0x01000193)))
+                  (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                  (br $hash)))
+              (local.set $length (i32.sub (local.get $e) (local.get $p)))
+              (local.set $h (i32.and (local.get $h) (global.get $mask)))
+              (block $token
+                (loop $probe
+                  (local.set $rank (i32.sub
+                    (i32.load (i32.add (global.get $tableAt) (i32.shl (local.get $h) (i32.const 2))))
+                    (i32.const 1)))
+                  (if (i32.lt_s (local.get $rank) (i32.const 0))
+                    (then
+                      ;; not a token: listed for the JavaScript
+                      (i32.store (i32.add (i32.const 196608) (i32.shl (global.get $others) (i32.const 3))) (local.get $p))
+                      (i32.store (i32.add (i32.const 196612) (i32.shl (global.get $others) (i32.const 3))) (local.get $e))
+                      (global.set $others (i32.add (global.get $others) (i32.const 1)))
+                      (local.set $p (local.get $e))
+                      (br $next)))
+                  (local.set $at (i32.load (i32.add (global.get $offsetsAt) (i32.shl (local.get $rank) (i32.const 2)))))
+                  (if (i32.eq
+                        (i32.sub (i32.load offset=4 (i32.add (global.get $offsetsAt) (i32.shl (local.get $rank) (i32.const 2)))) (local.get $at))
+                        (local.get $length))
+                    (then
+                      (local.set $i (i32.const 0))
+                      (block $differs
+                        (loop $same
+                          (br_if $token (i32.ge_u (local.get $i) (local.get $length)))
+                          (br_if $differs (i32.ne
+                            (i32.load16_u (i32.add (global.get $blobAt) (i32.shl (i32.add (local.get $at) (local.get $i)) (i32.const 1))))
+                            (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $p) (local.get $i)) (i32.const 1))))))
+                          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                          (br $same)))))
+                  (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (global.get $mask)))
+                  (br $probe)))))
           (local.set $n (i32.add (local.get $n) (i32.const 1)))
           (local.set $p (local.get $e))
           (br $next))
@@ -231,4 +301,6 @@
     (global.set $stop (local.get $p))
     (local.get $n))
 
-  (func (export "stop") (result i32) (global.get $stop)))
+  (func (export "stop") (result i32) (global.get $stop))
+
+  (func (export "others") (result i32) (global.get $others)))

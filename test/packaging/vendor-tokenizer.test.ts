@@ -219,6 +219,8 @@ describe("o200k_base's chunker", () => {
       const all = regexChunks(regex, text);
       expect(text.length).toBeGreaterThan(32_768);
       expect(countChunks(text)).toBe(all.length);
+      // the token count looks its chunks up in the same compiled pass
+      expect(vendored.o200k_base.countTokens(text)).toBe(original.o200k_base.countTokens(text));
       for (const cap of [1, 7, 1000, all.length - 1].filter((c) => c < all.length)) {
         const [first, stop] = countChunksFrom(text, 0, cap);
         expect(first).toBe(cap);
@@ -229,5 +231,10 @@ describe("o200k_base's chunker", () => {
     for (const text of fuzz.slice(0, 3000))
       expect(vendored.o200k_base.countTokens(text)).toBe(original.o200k_base.countTokens(text));
     expect(vendored.o200k_base.countTokens(session)).toBe(original.o200k_base.countTokens(session));
+    // ... and the counts above were the compiled pass's, not the JavaScript's
+    const chunker = (await import(pathToFileURL(join(VENDOR, 'o200k-chunks.js')).href)) as {
+      countsCompiled(): boolean;
+    };
+    expect(chunker.countsCompiled()).toBe(true);
   });
 });
