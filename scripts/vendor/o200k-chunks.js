@@ -50,8 +50,8 @@ const WINDOW = 32768;
 /** The chunks of several tokens a count lists: start and end in the window, one pair each. */
 const OTHERS_AT = 196608;
 let others = compiled && new Int32Array(compiled.memory.buffer, OTHERS_AT, 2 * WINDOW);
-/** Where `placeRanks` puts the rank index, then the token text. */
-const RANKS_AT = 458752;
+/** Where `placeRanks` puts the rank index, then the token text (after the recent tokens' slots). */
+const RANKS_AT = 720896;
 /** Whether the compiled count can look tokens up (`placeRanks`). */
 let ranked = false;
 

@@ -13,16 +13,19 @@
 ;; beyond ASCII (`WIDE`: bits, -1 for the regex, 127 not known yet);
 ;; 131072.. the window, UTF-16, up to 32768 characters; 196608.. the
 ;; chunks of several tokens a count with `$lookup` found (start and end, two
-;; i32 each, up to 32768 of them); from 458752 on, once `ranks` has placed
-;; them (the memory grown for it), the rank index and the token text of
-;; o200k_base.js.
+;; i32 each, up to 32768 of them); 458752.. the tokens found recently
+;; (16384 slots of hash, place in the token text and length, 16 bytes
+;; each); from 720896 on, once `ranks` has placed them (the memory grown for
+;; it), the rank index and the token text of o200k_base.js.
 ;;
 ;; With `$lookup`, each chunk found is looked up in the rank index (the hash
 ;; and probe of its `isToken`, written out here too): a token of its own
-;; counts, any other chunk is listed for the JavaScript's BPE.
+;; counts, any other chunk is listed for the JavaScript's BPE. As there, a
+;; token found is kept in the slot of its hash among the recent ones, which
+;; stay in the processor's cache where the rank index (megabytes) does not.
 ;; Rebuild: `node scripts/build-wasm.js` (writes o200k-chunks-wasm.js).
 (module
-  (memory (export "memory") 7)
+  (memory (export "memory") 11)
   ;; where the last count stopped
   (global $stop (mut i32) (i32.const 0))
   ;; chunks of several tokens the last count listed
@@ -48,7 +51,7 @@
   (func (export "count") (param $start i32) (param $len i32) (param $atEnd i32) (param $enough i32) (param $lookup i32) (result i32)
     (local $p i32) (local $n i32) (local $e i32) (local $c i32) (local $k i32) (local $first i32)
     (local $q i32) (local $i i32) (local $x i32) (local $a i32) (local $lastBreak i32)
-    (local $h i32) (local $rank i32) (local $at i32) (local $length i32)
+    (local $h i32) (local $rank i32) (local $at i32) (local $length i32) (local $slot i32)
     (global.set $others (i32.const 0))
     (local.set $p (local.get $start))
     (block $done
@@ -263,11 +266,27 @@
                   (local.set $i (i32.add (local.get $i) (i32.const 1)))
                   (br $hash)))
               (local.set $length (i32.sub (local.get $e) (local.get $p)))
-              (local.set $h (i32.and (local.get $h) (global.get $mask)))
               (block $token
+                ;; a token found recently: its slot holds the same hash and length, and its text matches
+                (local.set $slot (i32.add (i32.const 458752) (i32.shl (i32.and (local.get $h) (i32.const 16383)) (i32.const 4))))
+                (if (i32.and
+                      (i32.eq (i32.load (local.get $slot)) (local.get $h))
+                      (i32.eq (i32.load offset=8 (local.get $slot)) (local.get $length)))
+                  (then
+                    (local.set $at (i32.load offset=4 (local.get $slot)))
+                    (local.set $i (i32.const 0))
+                    (block $missed
+                      (loop $recent
+                        (br_if $token (i32.ge_u (local.get $i) (local.get $length)))
+                        (br_if $missed (i32.ne
+                          (i32.load16_u (i32.add (global.get $blobAt) (i32.shl (i32.add (local.get $at) (local.get $i)) (i32.const 1))))
+                          (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $p) (local.get $i)) (i32.const 1))))))
+                        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                        (br $recent)))))
+                (local.set $k (i32.and (local.get $h) (global.get $mask)))
                 (loop $probe
                   (local.set $rank (i32.sub
-                    (i32.load (i32.add (global.get $tableAt) (i32.shl (local.get $h) (i32.const 2))))
+                    (i32.load (i32.add (global.get $tableAt) (i32.shl (local.get $k) (i32.const 2))))
                     (i32.const 1)))
                   (if (i32.lt_s (local.get $rank) (i32.const 0))
                     (then
@@ -285,13 +304,19 @@
                       (local.set $i (i32.const 0))
                       (block $differs
                         (loop $same
-                          (br_if $token (i32.ge_u (local.get $i) (local.get $length)))
+                          (if (i32.ge_u (local.get $i) (local.get $length))
+                            (then
+                              ;; kept among the recent ones
+                              (i32.store (local.get $slot) (local.get $h))
+                              (i32.store offset=4 (local.get $slot) (local.get $at))
+                              (i32.store offset=8 (local.get $slot) (local.get $length))
+                              (br $token)))
                           (br_if $differs (i32.ne
                             (i32.load16_u (i32.add (global.get $blobAt) (i32.shl (i32.add (local.get $at) (local.get $i)) (i32.const 1))))
                             (i32.load16_u (i32.add (i32.const 131072) (i32.shl (i32.add (local.get $p) (local.get $i)) (i32.const 1))))))
                           (local.set $i (i32.add (local.get $i) (i32.const 1)))
                           (br $same)))))
-                  (local.set $h (i32.and (i32.add (local.get $h) (i32.const 1)) (global.get $mask)))
+                  (local.set $k (i32.and (i32.add (local.get $k) (i32.const 1)) (global.get $mask)))
                   (br $probe)))))
           (local.set $n (i32.add (local.get $n) (i32.const 1)))
           (local.set $p (local.get $e))
