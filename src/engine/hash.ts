@@ -39,15 +39,20 @@ const MEMO_MIN_LENGTH = 16;
  * same marker (principle 2).
  */
 export function contentHash(text: string): string {
-  if (text.length < MEMO_MIN_LENGTH) return sha256(text);
+  if (text.length < MEMO_MIN_LENGTH) return contentHashOnce(text);
   const hit = memo.get(text);
   if (hit !== undefined) return hit;
-  const hash = sha256(text);
+  const hash = contentHashOnce(text);
   memo.set(text, hash);
   return hash;
 }
 
-function sha256(text: string): string {
+/**
+ * `contentHash` without the memo, for a text made to be hashed once (a key
+ * built of other hashes): looking it up would cost as much as hashing it,
+ * and its entry would push out a text worth keeping.
+ */
+export function contentHashOnce(text: string): string {
   return hash('sha256', text, 'hex').slice(0, 24);
 }
 

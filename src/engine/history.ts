@@ -3,7 +3,7 @@ import { collectEntities } from './compressors/json-entities.js';
 import { collectLinkShapes } from './compressors/json-links.js';
 import { parseJsonContent } from './compressors/json-parse.js';
 import { collectSubtrees } from './compressors/json-subtrees.js';
-import { contentHash } from './hash.js';
+import { contentHash, contentHashOnce } from './hash.js';
 import { extractUserTerms } from './identifiers.js';
 import { type KnownLines, type KnownNames, LineSet, NameSet } from './known.js';
 import { engineMemoLimit, registerEngineMemo, stringBytes } from './memo-budget.js';
@@ -101,7 +101,6 @@ export class History {
   private readonly prefix: string[] = [];
   private readonly terms = new Map<number, string[]>();
   private scans: Scans | undefined;
-  private keptUnder: string | undefined;
 
   /**
    * @param reuse take and leave scans of earlier requests with the same
@@ -125,7 +124,8 @@ export class History {
         this.prefix.push(known.key);
         continue;
       }
-      const key = contentHash(`${before}:${fingerprint(msg)}`);
+      // a new string each time (its parts are memoized instead): hashed, not looked up
+      const key = contentHashOnce(`${before}:${fingerprint(msg)}`);
       if (this.reuse) keyAfter.set(msg, { before, key });
       this.prefix.push(key);
     }
@@ -149,16 +149,17 @@ export class History {
     return this.scans;
   }
 
-  /** Leaves the scans for later requests, under the prefix key of what they cover. */
-  private keep(s: Scans): void {
-    if (!this.reuse) return;
+  /**
+   * Leaves the scans for later requests, under the prefix key of what they
+   * cover. The engine calls it once, when its call ends (finished or out of
+   * time: what was scanned is kept either way); the scans are extended no
+   * further after it.
+   */
+  leaveScans(): void {
+    const s = this.scans;
+    if (!this.reuse || s === undefined) return;
     const n = cover(s);
-    if (n === 0) return;
-    const key = this.prefixKey(n - 1);
-    // set again under the same key too: the scans grew, and so does their size
-    if (this.keptUnder !== undefined && key !== this.keptUnder) reusable.delete(this.keptUnder);
-    reusable.set(key, s);
-    this.keptUnder = key;
+    if (n > 0) reusable.set(this.prefixKey(n - 1), s);
   }
 
   /** Identifiers of messages 0..i-1 (their original text and tool-call arguments). */
@@ -168,7 +169,6 @@ export class History {
     for (; s.seenUpTo < i; s.seenUpTo++) {
       s.seen.addText(searchableText(this.messages[s.seenUpTo]!));
     }
-    this.keep(s);
     return s.seen;
   }
 
@@ -187,7 +187,6 @@ export class History {
         for (const v of argumentStrings(call.function?.arguments ?? '')) s.lines.addText(v);
       }
     }
-    this.keep(s);
     return s.lines;
   }
 
@@ -223,7 +222,6 @@ export class History {
         if (s.entities.size > entities) s.held += 2 * stringBytes(unit.text);
       }
     }
-    this.keep(s);
     return s;
   }
 

@@ -102,7 +102,13 @@ function compressInCall(messages: ChatMessage[], options: EngineOptions, deps: E
     memo: options.memo,
     toin: options.toin,
   };
-  const state = runPipeline(options.lossless ? LOSSLESS_TRANSFORMS : TRANSFORMS, env);
+  let state: ReturnType<typeof runPipeline>;
+  try {
+    state = runPipeline(options.lossless ? LOSSLESS_TRANSFORMS : TRANSFORMS, env);
+  } finally {
+    // the transforms are what extends the history's scans
+    env.history.leaveScans();
+  }
   const step = options.lossless ? LOSSLESS_CONTEXT_STEP : (deps.contextStep ?? DEFAULT_CONTEXT_STEP);
   deadline.check('context');
   const ctx = step({
