@@ -274,35 +274,12 @@ export function sumChunks(text, regex, each, enough = Number.POSITIVE_INFINITY) 
  * words, numbers and punctuation of one token); any other chunk counts `other(chunk)`.
  */
 export function sumChunkCounts(text, regex, isToken, other) {
+  if (ranked) return countCompiled(text, regex, 0, Number.POSITIVE_INFINITY, isToken, other)[0];
   let total = 0;
-  let p = 0;
-  const n = text.length;
-  if (!ranked) {
-    while (p < n) {
-      const end = chunkEnd(text, p, regex);
-      total += isToken(text, p, end) ? 1 : other(text.slice(p, end));
-      p = end;
-    }
-    return total;
-  }
-  while (p < n) {
-    const len = Math.min(WINDOW, n - p);
-    memory.write(p === 0 && len === n ? text : text.slice(p, p + len), WINDOW_AT, 'utf16le');
-    const atEnd = p + len === n ? 1 : 0;
-    let q = 0;
-    for (;;) {
-      total += compiled.count(q, len, atEnd, 0x7fffffff, 1);
-      const listed = compiled.others();
-      for (let k = 0; k < 2 * listed; k += 2) total += other(text.slice(p + others[k], p + others[k + 1]));
-      q = compiled.stop();
-      if (q >= len) break;
-      // a chunk the compiled count leaves here
-      const end = chunkEnd(text, p + q, regex);
-      total += isToken(text, p + q, end) ? 1 : other(text.slice(p + q, end));
-      q = end - p;
-      if (q >= len) break;
-    }
-    p += q;
+  for (let p = 0; p < text.length; ) {
+    const end = chunkEnd(text, p, regex);
+    total += isToken(text, p, end) ? 1 : other(text.slice(p, end));
+    p = end;
   }
   return total;
 }
@@ -314,25 +291,41 @@ export function sumChunkCounts(text, regex, isToken, other) {
  * go on from there and find the same chunks as one count from the start.
  */
 export function chunkCountFrom(text, regex, from, enough) {
+  if (compiled) return countCompiled(text, regex, from, enough);
+  let total = 0;
+  let p = from;
+  for (; p < text.length && total < enough; total++) p = chunkEnd(text, p, regex);
+  return [total, p];
+}
+
+/**
+ * The compiled pass over `text` from `from`, a window at a time, stopping at `enough`: every chunk
+ * counts 1, or, given `isToken` and `other` (`sumChunkCounts`), its tokens: the pass looks each
+ * chunk up in the rank index (`placeRanks`) and lists those of several tokens, which `other`
+ * counts. The chunks the pass leaves are found here. Returns the count and where it stopped.
+ */
+function countCompiled(text, regex, from, enough, isToken, other) {
+  const lookup = isToken === undefined ? 0 : 1;
   let total = 0;
   let p = from;
   const n = text.length;
-  if (!compiled) {
-    for (; p < n && total < enough; total++) p = chunkEnd(text, p, regex);
-    return [total, p];
-  }
   while (p < n && total < enough) {
     const len = Math.min(WINDOW, n - p);
     memory.write(p === 0 && len === n ? text : text.slice(p, p + len), WINDOW_AT, 'utf16le');
     const atEnd = p + len === n ? 1 : 0;
     let q = 0;
     for (;;) {
-      total += compiled.count(q, len, atEnd, Math.min(enough - total, 0x7fffffff), 0);
+      total += compiled.count(q, len, atEnd, Math.min(enough - total, 0x7fffffff), lookup);
+      if (lookup) {
+        const listed = compiled.others();
+        for (let k = 0; k < 2 * listed; k += 2) total += other(text.slice(p + others[k], p + others[k + 1]));
+      }
       q = compiled.stop();
       if (q >= len || total >= enough) break;
-      // a chunk the compiled count leaves here
-      total++;
-      q = chunkEnd(text, p + q, regex) - p;
+      // a chunk the compiled pass leaves here
+      const end = chunkEnd(text, p + q, regex);
+      total += !lookup || isToken(text, p + q, end) ? 1 : other(text.slice(p + q, end));
+      q = end - p;
       if (q >= len || total >= enough) break;
     }
     p += q;
