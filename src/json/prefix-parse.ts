@@ -71,25 +71,37 @@ interface Unlaid {
 
 type Entry = Snapshot | Unlaid;
 
-/** Bytes of a parsed message besides its strings: objects, arrays, its span and byte offset, spans found in it. */
-const MESSAGE_BYTES = 160;
+/**
+ * Bytes of a parsed message besides its strings: objects, arrays, its span
+ * and byte offset, spans found in it, and what the proxy keeps with it (its
+ * read into chat messages, `parseRequest`: ~1.2 KB a message of the bench's
+ * ~91k-token bodies).
+ */
+const MESSAGE_BYTES = 1024;
 
 /** Estimated bytes of entries, computed once each (a text's width takes a scan). */
 const sizes = new WeakMap<Entry, number>();
 
 /**
  * Estimated bytes an entry keeps alive: its text as V8 stores it (two bytes a
- * character when any is beyond Latin-1), the raw body, and the parsed
- * messages (their strings are copies of the text's, mostly one byte a
- * character, plus their objects). Messages an entry shares with another one
- * of its conversation are counted with each: an upper bound.
+ * character when any is beyond Latin-1), the raw body, the body the proxy
+ * wrote from it (kept with its messages, `splice-memo.ts`; counted at the raw
+ * body's size, which a compressed body does not reach), and the parsed messages
+ * (their strings are copies of the text's, mostly one byte a character,
+ * plus their objects). Messages an entry shares with another one of its
+ * conversation are counted with each: an upper bound.
  */
 function entryBytes(e: Entry): number {
   let n = sizes.get(e);
   if (n === undefined) {
     const raw = 'unlaid' in e ? e.raw : e.bytes?.raw;
     const messages = 'unlaid' in e ? (e.value[MESSAGES] as unknown[]).length : e.messages.length;
-    n = stringBytes(e.text) + (raw?.length ?? 0) + e.text.length + MESSAGE_BYTES * messages + ENTRY_OVERHEAD;
+    n =
+      stringBytes(e.text) +
+      2 * (raw?.length ?? 0) +
+      e.text.length +
+      MESSAGE_BYTES * messages +
+      ENTRY_OVERHEAD;
     sizes.set(e, n);
   }
   return n;
@@ -199,7 +211,7 @@ export class PrefixParser {
   /** Group keys of bodies `knownBytes` gave, so `parseBytes` does not look for them again. */
   private readonly keys = new WeakMap<Buffer, string>();
 
-  constructor(maxBytes = 32 * 1024 * 1024) {
+  constructor(private readonly maxBytes = 32 * 1024 * 1024) {
     this.groups = new LRUCache<string, Entry[]>({
       maxSize: maxBytes,
       sizeCalculation: (list, key) => list.reduce((n, e) => n + entryBytes(e), stringBytes(key)),
@@ -341,10 +353,23 @@ export class PrefixParser {
     return { value, hints: { text, found }, reused: earlier.messages.length, text };
   }
 
-  private remember(key: string, group: Entry[], snapshot: Entry): void {
-    group.unshift(snapshot);
-    if (group.length > PER_KEY) group.length = PER_KEY;
-    this.groups.set(key, group);
+  /**
+   * Puts `snapshot` first in its group, with the group's most recent entries
+   * that fit after it: at most `PER_KEY`, and within the parser's bound. The
+   * group is set as a new array: the cache sizes a value when it is set
+   * and keeps that size when the same value is set again, so a group grown
+   * in place would be counted at its first size and held past the bound.
+   */
+  private remember(key: string, group: readonly Entry[], snapshot: Entry): void {
+    const next = [snapshot];
+    let size = stringBytes(key) + entryBytes(snapshot);
+    for (const entry of group) {
+      if (next.length === PER_KEY) break;
+      size += entryBytes(entry);
+      if (size > this.maxBytes) break;
+      next.push(entry);
+    }
+    this.groups.set(key, next);
   }
 }
 

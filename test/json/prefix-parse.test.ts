@@ -217,6 +217,37 @@ describe('PrefixParser', () => {
     expect(got.reused).toBe(0);
     expect(got.value).toEqual(JSON.parse(text));
   });
+
+  it('counts every body it keeps of conversations that open alike, and keeps them within its bound', () => {
+    // one opening message (one group), then each conversation its own
+    const opening = conversation(1);
+    const alike = (k: number, n: number) =>
+      body([
+        ...opening,
+        ...conversation(n)
+          .slice(1)
+          .map((m, i) => (i === 0 ? { ...(m as object), tag: k } : m)),
+      ]);
+    const parser = new PrefixParser();
+    const sizes: number[] = [];
+    for (let k = 0; k < 4; k++) {
+      parser.parse(alike(k, 9));
+      sizes.push(parser.memoryBytes());
+    }
+    // each body kept is counted: a group grown in place was counted at its first size
+    for (let k = 1; k < 4; k++) expect(sizes[k]).toBeGreaterThan(sizes[k - 1]! + alike(k, 9).length);
+    // a bound of two bodies' worth keeps the latest two, within it, and the latest still goes on
+    const bounded = new PrefixParser(Math.floor(sizes[1]! * 1.2));
+    for (let k = 0; k < 4; k++) {
+      bounded.parse(alike(k, 9));
+      expect(bounded.memoryBytes()).toBeLessThanOrEqual(Math.floor(sizes[1]! * 1.2));
+    }
+    expect(bounded.memoryBytes()).toBeGreaterThan(sizes[0]!);
+    const next = alike(3, 11);
+    const got = bounded.parse(next);
+    expect(got.reused).toBe(9);
+    expect(got.value).toEqual(JSON.parse(next));
+  });
 });
 
 describe('PrefixParser.parseBytes', () => {

@@ -58,6 +58,17 @@ function conversation(n: number): string {
   return JSON.stringify({ ...SAMPLE, messages });
 }
 
+/** POSTs a chat completions body and reads the answer, which must be a 200. */
+async function send(url: string, body: string): Promise<void> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+    body,
+  });
+  expect(res.status).toBe(200);
+  await res.arrayBuffer();
+}
+
 describe('service_memory_bytes in /metrics', () => {
   it('shows the process and every bounded store, each within its share of --memo-max-bytes', async () => {
     const api = await mockUpstream();
@@ -83,15 +94,7 @@ describe('service_memory_bytes in /metrics', () => {
     expect(idle.ccr).toBe(0);
     expect(idle.response_cache).toBe(0);
 
-    for (let n = 0; n < 40; n++) {
-      const res = await fetch(`${srv.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
-        body: conversation(n),
-      });
-      expect(res.status).toBe(200);
-      await res.arrayBuffer();
-    }
+    for (let n = 0; n < 40; n++) await send(srv.url, conversation(n));
     const busy = await memory(srv.url);
     // the stores filled...
     expect(busy.engine_memo).toBeGreaterThan(0);
@@ -110,5 +113,24 @@ describe('service_memory_bytes in /metrics', () => {
     expect(busy.content_hashes).toBeLessThanOrEqual(memoMax / 16);
     expect(busy.history_scans).toBeLessThanOrEqual((memoMax * 4) / 16);
     expect(busy.spelled_lengths).toBeLessThanOrEqual(memoMax / 16);
+  });
+
+  it('counts every request body kept of conversations that open alike', async () => {
+    const api = await mockUpstream();
+    const { home, cleanup } = await tempHome();
+    cleanups.push(cleanup);
+    const srv = await startServer(home, {
+      flags: { 'compat-api-url': api, 'rate-limit': false, cache: false, telemetry: false },
+    });
+    servers.push(srv);
+    // the same system message opens all four: the parser keeps them together, one group
+    const counted: number[] = [];
+    for (let n = 0; n < 4; n++) {
+      await send(srv.url, conversation(n));
+      counted.push((await memory(srv.url)).body_parses!);
+    }
+    // each body kept adds at least its text and its bytes (a group grown in place counted one)
+    for (let n = 1; n < 4; n++)
+      expect(counted[n]! - counted[n - 1]!).toBeGreaterThanOrEqual(2 * conversation(n).length);
   });
 });
