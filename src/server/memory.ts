@@ -10,7 +10,8 @@ import type { ServerContext } from './context.js';
  * a text counts one byte a character when all of them are Latin-1, else two;
  * entries count their bookkeeping). The memos share `--memo-max-bytes`:
  * - engine_memo: memoized per-content engine results (2/16),
- * - body_parses: request texts, bytes and parsed messages kept to reuse their parse (7/16),
+ * - body_parses: request texts, bytes and parsed messages kept to reuse their parse, with what
+ *   the proxy keeps with them (the body forwarded, the messages as the engine reads them) (7/16),
  * - token_counts: texts whose token count is memoized (1/16; two bytes a character, an upper bound),
  * - content_hashes: texts whose content hash is memoized (1/16),
  * - history_scans: what the engine scanned of conversations, kept for their next turn (4/16),
