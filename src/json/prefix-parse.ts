@@ -72,13 +72,12 @@ interface Unlaid {
 type Entry = Snapshot | Unlaid;
 
 /**
- * Bytes of a parsed message besides its strings: the objects and arrays of
- * the parsed value, its span and byte offset, spans found in it, and what
- * the proxy keeps with it (its read into chat messages, `parseRequest`). A
- * heap snapshot of the bench's ~91k-token bodies held ~4.1 KB of objects and
- * arrays a message.
+ * Bytes of a parsed message besides its strings: objects, arrays, its span
+ * and byte offset, spans found in it, and what the proxy keeps with it (its
+ * read into chat messages, `parseRequest`: ~1.2 KB a message of the bench's
+ * ~91k-token bodies).
  */
-const MESSAGE_BYTES = 4096;
+const MESSAGE_BYTES = 1024;
 
 /** Estimated bytes of entries, computed once each (a text's width takes a scan). */
 const sizes = new WeakMap<Entry, number>();
@@ -90,7 +89,7 @@ const sizes = new WeakMap<Entry, number>();
  * body's size, which a compressed body does not reach), and the parsed messages
  * (their strings are copies of the text's, mostly one byte a character,
  * plus their objects). An estimate: a heap snapshot after the bench's load
- * found ~2.0 MB held per ~91k-token body, estimated at 2.05 MB. Messages an
+ * found ~2.0 MB held per ~91k-token body, estimated at 1.8 MB. Messages an
  * entry shares with another one of its conversation are counted with each,
  * so the turns of one conversation are counted above what they hold.
  */
