@@ -75,7 +75,9 @@ type Entry = Snapshot | Unlaid;
  * Bytes of a parsed message besides its strings: objects, arrays, its span
  * and byte offset, spans found in it, and what the proxy keeps with it (its
  * read into chat messages, `parseRequest`: ~1.2 KB a message of the bench's
- * ~91k-token bodies).
+ * ~91k-token bodies). Low for the proxy, whose heap held ~4.1 KB of objects
+ * and arrays a message of those bodies; 4 KiB over-counted what the parser
+ * alone keeps by half (test/engine/memo-budget.test.ts).
  */
 const MESSAGE_BYTES = 1024;
 
@@ -86,7 +88,8 @@ const sizes = new WeakMap<Entry, number>();
  * Estimated bytes an entry keeps alive: its text as V8 stores it (two bytes a
  * character when any is beyond Latin-1), the raw body, the body the proxy
  * wrote from it (kept with its messages, `splice-memo.ts`; counted at the raw
- * body's size, which a compressed body does not reach), and the parsed messages
+ * body's size: compression makes it smaller, the retrieval tool a little
+ * larger), and the parsed messages
  * (their strings are copies of the text's, mostly one byte a character,
  * plus their objects). An estimate: a heap snapshot after the bench's load
  * found ~2.0 MB held per ~91k-token body, estimated at 1.8 MB. Messages an
