@@ -72,14 +72,24 @@ interface Unlaid {
 type Entry = Snapshot | Unlaid;
 
 /**
- * Bytes of a parsed message besides its strings: objects, arrays, its span
- * and byte offset, spans found in it, and what the proxy keeps with it (its
- * read into chat messages, `parseRequest`: ~1.2 KB a message of the bench's
- * ~91k-token bodies). Low for the proxy, whose heap held ~4.1 KB of objects
- * and arrays a message of those bodies; 4 KiB over-counted what the parser
- * alone keeps by half (test/engine/memo-budget.test.ts).
+ * Bytes of a parsed message besides its strings, as the parser alone keeps
+ * it: objects, arrays, its span and byte offset, spans found in it. The proxy
+ * keeps more with each message and says so (`PROXY_MESSAGE_BYTES`); 4 KiB
+ * over-counted what the parser alone keeps by half (test/engine/memo-budget.test.ts).
  */
 const MESSAGE_BYTES = 1024;
+
+/**
+ * Bytes the proxy keeps with each message of a body it keeps, besides its
+ * strings: the parser's own objects, the message read into chat messages
+ * (`parseRequest`), the engine's per-message records (its history keys, how
+ * it routed and deduplicated the message) and the splice memo's parts, all
+ * held in weak maps keyed by the parser's objects and gone with them. A heap
+ * snapshot of `svc serve` after the bench's load of ~91k-token bodies found
+ * ~4.1 KB of objects and arrays a message; at 1 KiB the estimate was ~14%
+ * under what it held (twenty-third and twenty-fourth passes, docs/perf.md).
+ */
+export const PROXY_MESSAGE_BYTES = 4096;
 
 /** Estimated bytes of entries, computed once each (a text's width takes a scan). */
 const sizes = new WeakMap<Entry, number>();
@@ -89,24 +99,19 @@ const sizes = new WeakMap<Entry, number>();
  * character when any is beyond Latin-1), the raw body, the body the proxy
  * wrote from it (kept with its messages, `splice-memo.ts`; counted at the raw
  * body's size: compression makes it smaller, the retrieval tool a little
- * larger), and the parsed messages
- * (their strings are copies of the text's, mostly one byte a character,
- * plus their objects). An estimate: a heap snapshot after the bench's load
- * found ~2.0 MB held per ~91k-token body, estimated at 1.8 MB. Messages an
+ * larger), and the parsed messages (their strings are copies of the text's,
+ * mostly one byte a character, plus their objects: `messageBytes` a
+ * message, the parser's or the proxy's). Messages an
  * entry shares with another one of its conversation are counted with each,
  * so the turns of one conversation are counted above what they hold.
  */
-function entryBytes(e: Entry): number {
+function entryBytes(e: Entry, messageBytes: number): number {
   let n = sizes.get(e);
   if (n === undefined) {
     const raw = 'unlaid' in e ? e.raw : e.bytes?.raw;
     const messages = 'unlaid' in e ? (e.value[MESSAGES] as unknown[]).length : e.messages.length;
     n =
-      stringBytes(e.text) +
-      2 * (raw?.length ?? 0) +
-      e.text.length +
-      MESSAGE_BYTES * messages +
-      ENTRY_OVERHEAD;
+      stringBytes(e.text) + 2 * (raw?.length ?? 0) + e.text.length + messageBytes * messages + ENTRY_OVERHEAD;
     sizes.set(e, n);
   }
   return n;
@@ -216,10 +221,19 @@ export class PrefixParser {
   /** Group keys of bodies `knownBytes` gave, so `parseBytes` does not look for them again. */
   private readonly keys = new WeakMap<Buffer, string>();
 
-  constructor(private readonly maxBytes = 32 * 1024 * 1024) {
+  /** Bytes a kept message is counted at besides its strings (see `MESSAGE_BYTES`). */
+  private readonly messageBytes: number;
+
+  constructor(
+    private readonly maxBytes = 32 * 1024 * 1024,
+    options: { messageBytes?: number } = {},
+  ) {
+    const messageBytes = options.messageBytes ?? MESSAGE_BYTES;
+    this.messageBytes = messageBytes;
     this.groups = new LRUCache<string, Entry[]>({
       maxSize: maxBytes,
-      sizeCalculation: (list, key) => list.reduce((n, e) => n + entryBytes(e), stringBytes(key)),
+      sizeCalculation: (list, key) =>
+        list.reduce((n, e) => n + entryBytes(e, messageBytes), stringBytes(key)),
     });
   }
 
@@ -367,10 +381,10 @@ export class PrefixParser {
    */
   private remember(key: string, group: readonly Entry[], snapshot: Entry): void {
     const next = [snapshot];
-    let size = stringBytes(key) + entryBytes(snapshot);
+    let size = stringBytes(key) + entryBytes(snapshot, this.messageBytes);
     for (const entry of group) {
       if (next.length === PER_KEY) break;
-      size += entryBytes(entry);
+      size += entryBytes(entry, this.messageBytes);
       if (size > this.maxBytes) break;
       next.push(entry);
     }
