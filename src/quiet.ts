@@ -29,6 +29,21 @@ export type Pause = () => Promise<void> | undefined;
 export class RequestPaths {
   private active = 0;
   private readonly waiting = new Set<() => void>();
+  private later_ = true;
+
+  /**
+   * Whether this process may serve later requests (turns) that memos filled
+   * now would serve: false in a one-shot command (`svc compress`), which
+   * exits once it has written its output; then work for them is not done.
+   */
+  get laterTurns(): boolean {
+    return this.later_;
+  }
+
+  /** This process serves no later request (see `laterTurns`). */
+  noLaterTurns(): void {
+    this.later_ = false;
+  }
 
   /** A request arrived: returns what to call when its response has ended (once; later calls do nothing). */
   enter(): () => void {

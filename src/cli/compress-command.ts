@@ -1,4 +1,5 @@
 import { resolveConfig } from '../config/resolve.js';
+import { requestPaths } from '../quiet.js';
 
 /**
  * `svc compress` once its arguments are parsed (oclif's flags object and the
@@ -25,6 +26,8 @@ export async function runCompressCommand(
     process.stderr.write(`svc compress: error: ${err.message}\n`);
     return 2;
   }
+  // one run, then the process exits: memos for later requests would only delay that
+  requestPaths.noLaterTurns();
   const { runCompress } = await import('./compress-run.js');
   return runCompress({
     files: [...files],

@@ -174,9 +174,13 @@ let measureScheduled = false;
  * neither this request's path nor the next one's): finding a string's end
  * in the text (`stringEnd`, a search for quotes) costs a quarter of measuring
  * it character by character, and only later turns need the memo (issue 19:
- * ~0.7 ms less before forwarding a new ~91k-token conversation).
+ * ~0.7 ms less before forwarding a new ~91k-token conversation). Not in a
+ * process that serves no later turn (`svc compress`): measuring them there
+ * took 8-12 ms of the command's CPU while it closed its files.
  */
 function measureLater(value: string): void {
+  // a one-shot command has no later turn to measure it for
+  if (!requestPaths.laterTurns) return;
   unmeasured.push(value);
   if (measureScheduled) return;
   measureScheduled = true;
