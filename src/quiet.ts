@@ -29,7 +29,7 @@ export type Pause = () => Promise<void> | undefined;
 export class RequestPaths {
   private active = 0;
   private readonly waiting = new Set<() => void>();
-  private later_ = true;
+  private servesLater = true;
 
   /**
    * Whether this process may serve later requests (turns) that memos filled
@@ -37,12 +37,12 @@ export class RequestPaths {
    * exits once it has written its output; then work for them is not done.
    */
   get laterTurns(): boolean {
-    return this.later_;
+    return this.servesLater;
   }
 
   /** This process serves no later request (see `laterTurns`). */
   noLaterTurns(): void {
-    this.later_ = false;
+    this.servesLater = false;
   }
 
   /** A request arrived: returns what to call when its response has ended (once; later calls do nothing). */
