@@ -71,47 +71,58 @@ interface Unlaid {
 
 type Entry = Snapshot | Unlaid;
 
-/**
- * Bytes of a parsed message besides its strings, as the parser alone keeps
- * it: objects, arrays, its span and byte offset, spans found in it. The proxy
- * keeps more with each message and says so (`PROXY_MESSAGE_BYTES`); 4 KiB
- * over-counted what the parser alone keeps by half (test/engine/memo-budget.test.ts).
- */
-const MESSAGE_BYTES = 1024;
+/** What is kept with each body a parser keeps, besides its text and raw bytes: its estimate counts it. */
+export interface KeptWithBodies {
+  /** Bytes a parsed message takes besides its strings. */
+  messageBytes: number;
+  /** A body written from it (the one forwarded) is kept with its messages: counted at the raw body's size. */
+  forwardedBody: boolean;
+}
 
 /**
- * Bytes the proxy keeps with each message of a body it keeps, besides its
- * strings: the parser's own objects, the message read into chat messages
- * (`parseRequest`), the engine's per-message records (its history keys, how
- * it routed and deduplicated the message) and the splice memo's parts, all
- * held in weak maps keyed by the parser's objects and gone with them. A heap
- * snapshot of `svc serve` after the bench's load of ~91k-token bodies found
- * ~4.1 KB of objects and arrays a message; at 1 KiB the estimate was ~14%
- * under what it held (twenty-third and twenty-fourth passes, docs/perf.md).
+ * What the parser alone keeps: a message's objects, arrays, span and byte
+ * offset, and spans found in it (~1 KiB; 4 KiB over-counted it by half,
+ * test/engine/memo-budget.test.ts), and no other body.
  */
-export const PROXY_MESSAGE_BYTES = 4096;
+const PARSER_KEEPS: KeptWithBodies = { messageBytes: 1024, forwardedBody: false };
+
+/**
+ * What the proxy keeps with each body its parser keeps, in weak maps keyed by
+ * the parser's objects and gone with them: the body it forwarded (the splice
+ * memo, `splice-memo.ts`; compression makes it smaller than the raw body, the
+ * retrieval tool a little larger), and with each message the message read
+ * into chat messages (`parseRequest`), the engine's per-message records (its
+ * history keys, how it routed and deduplicated the message) and the splice
+ * memo's parts. A heap snapshot of `svc serve` after the bench's load of
+ * ~91k-token bodies found ~4.1 KB of objects and arrays a message; at 1 KiB
+ * the estimate was ~14% under what it held (twenty-third and twenty-fourth
+ * passes, docs/perf.md).
+ */
+export const PROXY_KEEPS: KeptWithBodies = { messageBytes: 4096, forwardedBody: true };
 
 /** Estimated bytes of entries, computed once each (a text's width takes a scan). */
 const sizes = new WeakMap<Entry, number>();
 
 /**
  * Estimated bytes an entry keeps alive: its text as V8 stores it (two bytes a
- * character when any is beyond Latin-1), the raw body, the body the proxy
- * wrote from it (kept with its messages, `splice-memo.ts`; counted at the raw
- * body's size: compression makes it smaller, the retrieval tool a little
- * larger), and the parsed messages (their strings are copies of the text's,
- * mostly one byte a character, plus their objects: `messageBytes` a
- * message, the parser's or the proxy's). Messages an
+ * character when any is beyond Latin-1), the raw body, the parsed messages
+ * (their strings are copies of the text's, mostly one byte a character, plus
+ * their objects) and what the parser's owner keeps with them (`keeps`). Messages an
  * entry shares with another one of its conversation are counted with each,
  * so the turns of one conversation are counted above what they hold.
  */
-function entryBytes(e: Entry, messageBytes: number): number {
+function entryBytes(e: Entry, keeps: KeptWithBodies): number {
   let n = sizes.get(e);
   if (n === undefined) {
     const raw = 'unlaid' in e ? e.raw : e.bytes?.raw;
     const messages = 'unlaid' in e ? (e.value[MESSAGES] as unknown[]).length : e.messages.length;
+    const bodies = keeps.forwardedBody ? 2 : 1;
     n =
-      stringBytes(e.text) + 2 * (raw?.length ?? 0) + e.text.length + messageBytes * messages + ENTRY_OVERHEAD;
+      stringBytes(e.text) +
+      bodies * (raw?.length ?? 0) +
+      e.text.length +
+      keeps.messageBytes * messages +
+      ENTRY_OVERHEAD;
     sizes.set(e, n);
   }
   return n;
@@ -221,19 +232,14 @@ export class PrefixParser {
   /** Group keys of bodies `knownBytes` gave, so `parseBytes` does not look for them again. */
   private readonly keys = new WeakMap<Buffer, string>();
 
-  /** Bytes a kept message is counted at besides its strings (see `MESSAGE_BYTES`). */
-  private readonly messageBytes: number;
-
+  /** `keeps`: what the parser's owner keeps with each body (the parser alone by default, or `PROXY_KEEPS`). */
   constructor(
     private readonly maxBytes = 32 * 1024 * 1024,
-    options: { messageBytes?: number } = {},
+    private readonly keeps: KeptWithBodies = PARSER_KEEPS,
   ) {
-    const messageBytes = options.messageBytes ?? MESSAGE_BYTES;
-    this.messageBytes = messageBytes;
     this.groups = new LRUCache<string, Entry[]>({
       maxSize: maxBytes,
-      sizeCalculation: (list, key) =>
-        list.reduce((n, e) => n + entryBytes(e, messageBytes), stringBytes(key)),
+      sizeCalculation: (list, key) => list.reduce((n, e) => n + entryBytes(e, keeps), stringBytes(key)),
     });
   }
 
@@ -381,10 +387,10 @@ export class PrefixParser {
    */
   private remember(key: string, group: readonly Entry[], snapshot: Entry): void {
     const next = [snapshot];
-    let size = stringBytes(key) + entryBytes(snapshot, this.messageBytes);
+    let size = stringBytes(key) + entryBytes(snapshot, this.keeps);
     for (const entry of group) {
       if (next.length === PER_KEY) break;
-      size += entryBytes(entry, this.messageBytes);
+      size += entryBytes(entry, this.keeps);
       if (size > this.maxBytes) break;
       next.push(entry);
     }

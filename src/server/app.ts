@@ -10,7 +10,7 @@ import { limitEngineMemos, memoShares } from '../engine/memo-budget.js';
 import { setTokenMemoLimit } from '../engine/tokens.js';
 import { createEventBus } from '../events.js';
 import { DEFAULT_FORMAT } from '../formats/index.js';
-import { PROXY_MESSAGE_BYTES, PrefixParser } from '../json/prefix-parse.js';
+import { PROXY_KEEPS, PrefixParser } from '../json/prefix-parse.js';
 import { createLogger, type Logger } from '../log.js';
 import { loadMlCompressor, withMlPass } from '../ml/index.js';
 import { connectSharedStore } from '../store/redis.js';
@@ -139,7 +139,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     inFlight: new Set(),
     compress: options.compress ?? lazyEngine.compress,
     engineMemo: createEngineMemo(shares.engineResults),
-    bodies: new PrefixParser(shares.bodyParses, { messageBytes: PROXY_MESSAGE_BYTES }),
+    bodies: new PrefixParser(shares.bodyParses, PROXY_KEEPS),
     pipeline: new ProxyPipeline(PROXY_STAGES),
     upstream: createUpstreamClient(config.upstreamTimeout),
   };

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringBytes } from '../../src/engine/memo-budget.js';
-import { PROXY_MESSAGE_BYTES } from '../../src/json/prefix-parse.js';
+import { PROXY_KEEPS } from '../../src/json/prefix-parse.js';
 import { startServer, type TestServer, tempHome } from './helpers.js';
 import { parsePrometheusText } from './prom-text.js';
 
@@ -140,7 +140,7 @@ describe('service_memory_bytes in /metrics', () => {
         stringBytes(text) +
         2 * Buffer.byteLength(text) +
         text.length +
-        SAMPLE.messages.length * PROXY_MESSAGE_BYTES;
+        SAMPLE.messages.length * PROXY_KEEPS.messageBytes;
       expect(counted[n]! - counted[n - 1]!).toBeGreaterThanOrEqual(kept);
     }
   });

@@ -10,7 +10,7 @@ import { FORMATS } from '../../formats/index.js';
 import { responseCacheKey } from '../../guards/cache-key.js';
 import { maxOutputTokens } from '../../guards/cost-estimate.js';
 import { ANONYMOUS_KEY } from '../../guards/rate-limiter.js';
-import { PROXY_MESSAGE_BYTES, PrefixParser } from '../../json/prefix-parse.js';
+import { PROXY_KEEPS, PrefixParser } from '../../json/prefix-parse.js';
 import type { Logger } from '../../log.js';
 import { requestShape } from '../../stats/prefix-shape.js';
 import type { ToinStore } from '../../toin/store.js';
@@ -102,7 +102,7 @@ export class LargeBodyWork {
   constructor(private readonly config: Config) {
     const shares = memoShares(config.memoMaxBytes);
     this.memo = createEngineMemo(shares.engineResults);
-    this.bodies = new PrefixParser(shares.bodyParses, { messageBytes: PROXY_MESSAGE_BYTES });
+    this.bodies = new PrefixParser(shares.bodyParses, PROXY_KEEPS);
     setTokenMemoLimit(shares.tokenCountChars);
     limitEngineMemos(shares);
   }
