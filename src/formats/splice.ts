@@ -40,13 +40,14 @@ function writeContent(
   }
   if (after === null && old.length === 0) return;
   if (!Array.isArray(after) || after.length !== old.length) fail('the number of parts changed');
-  after.forEach((part, k) => {
+  for (let k = 0; k < after.length; k++) {
+    const part = after[k]!;
     const was = old[k]!;
     if (was.type === 'text' && part.type === 'text') {
       if (typeof part.text !== 'string') fail(`part ${k} lost its text`);
       if (part.text !== was.text) edits.set([...parts[k]!, 'text'], part.text);
     } else if (!samePart(was, part)) fail(`non-text part ${k} changed`);
-  });
+  }
 }
 
 /**
@@ -71,6 +72,15 @@ function keptOutputs(
     outs.push(out);
   }
   return outs;
+}
+
+/** An output message's origin: an input message's index, or negative for one the engine inserted. */
+function isInserted(origin: number): boolean {
+  return origin < 0;
+}
+
+function isKept(origin: number): boolean {
+  return origin >= 0;
 }
 
 /** Body messages next to an inserted message: the role merger may add to them, so they are written the plain way. */
@@ -99,12 +109,13 @@ function writeMessages(
   perMessage: ReadonlyMap<number, number[]>,
 ): void {
   const list = messagesList(format, parsed.body);
-  const near = output.messageOrigin.some((o) => o < 0) ? besideInserted(parsed, output) : undefined;
+  const near = output.messageOrigin.some(isInserted) ? besideInserted(parsed, output) : undefined;
   for (const [m, members] of perMessage) {
-    const changed = members.some((i) => {
+    let changed = false;
+    for (const i of members) {
       const out = outOf.get(i);
-      return out !== undefined && out.content !== parsed.messages[i]!.content;
-    });
+      if (out !== undefined && out.content !== parsed.messages[i]!.content) changed = true;
+    }
     if (!changed) continue;
     const outs = keptOutputs(members, outOf);
     const raw = m >= 0 && outs && !near?.has(m) && Array.isArray(list) ? (list[m] as unknown) : undefined;
@@ -146,37 +157,41 @@ export function spliceRequest(
     throw new UnspliceableError('messageOrigin does not match messages');
   /** Output message per kept input message. */
   const outOf = new Map<number, ChatMessage>();
-  outMessages.forEach((msg, j) => {
+  // loops, not callbacks made per request: see engine/compressors/json-walk.ts on closures
+  for (let j = 0; j < outMessages.length; j++) {
     const o = origin[j]!;
-    if (o < 0) return;
+    if (o < 0) continue;
     if (!parsed.messages[o] || outOf.has(o)) throw new UnspliceableError(`output ${j} has a bad origin ${o}`);
-    outOf.set(o, msg);
-  });
+    outOf.set(o, outMessages[j]!);
+  }
   const perMessage = new Map<number, number[]>();
-  parsed.origins.forEach((org, i) => {
-    const list = perMessage.get(org.message) ?? [];
+  let bodyCount = 0;
+  for (let i = 0; i < parsed.origins.length; i++) {
+    const m = parsed.origins[i]!.message;
+    const list = perMessage.get(m) ?? [];
     list.push(i);
-    perMessage.set(org.message, list);
-  });
+    perMessage.set(m, list);
+    bodyCount = Math.max(bodyCount, m + 1);
+  }
   writeMessages(edits, format, parsed, output, outOf, perMessage);
   // Drops: a body message leaves whole when all its chat messages left, else block by block.
   for (const [m, members] of perMessage) {
-    const gone = members.filter((i) => !outOf.has(i));
+    const gone: number[] = [];
+    for (const i of members) if (!outOf.has(i)) gone.push(i);
     if (gone.length === 0) continue;
     if (m < 0) throw new UnspliceableError('the system prompt was dropped');
     if (gone.length === members.length) edits.remove([...format.messagesPath, m]);
     else for (const i of gone) for (const path of parsed.origins[i]!.owns) edits.remove(path);
   }
   // Inserted messages go before the body message of the next kept one.
-  const bodyCount = parsed.origins.reduce((n, o) => Math.max(n, o.message + 1), 0);
   const merger = format.alternatesRoles ? new InsertMerger(format, parsed, output) : undefined;
-  outMessages.forEach((msg, j) => {
-    if (origin[j]! >= 0) return;
-    if (merger?.merge(edits, j)) return;
-    const next = origin.slice(j + 1).find((o) => o >= 0);
+  for (let j = 0; j < outMessages.length; j++) {
+    if (origin[j]! >= 0) continue;
+    if (merger?.merge(edits, j)) continue;
+    const next = origin.slice(j + 1).find(isKept);
     const before = next === undefined ? bodyCount : Math.max(0, parsed.origins[next]!.message);
-    edits.insert(format.messagesPath, before, format.fromChat(msg));
-  });
+    edits.insert(format.messagesPath, before, format.fromChat(outMessages[j]!));
+  }
   merger?.flush(edits);
   if (edits.size === 0) return undefined;
   return applyJsonEdits(text, edits, parsed.body, hints);

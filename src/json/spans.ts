@@ -473,8 +473,12 @@ function rewriteValue(scan: Scanner, span: Span, n: EditNode, value: Known): str
   throw new RangeError('cannot edit inside a scalar');
 }
 
+function byStart(a: [Span, string], b: [Span, string]): number {
+  return a[0].start - b[0].start;
+}
+
 function splice(text: string, span: Span, pieces: Array<[Span, string]>): string {
-  pieces.sort((a, b) => a[0].start - b[0].start);
+  pieces.sort(byStart);
   let out = '';
   let at = span.start;
   for (const [s, replacement] of pieces) {

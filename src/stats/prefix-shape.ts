@@ -107,11 +107,12 @@ export function prefixShape(
     cumulative.push(total);
   }
   const priming = tokenizer.countMessages([]);
-  messages.forEach((m, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     hashes.push(hashOf(m));
     total += tokenizer.countMessages([m]) - priming + (i === 0 ? priming : 0);
     cumulative.push(total);
-  });
+  }
   return { hashes, cumulative };
 }
 

@@ -70,6 +70,11 @@ function stripTags(text: string): string {
 const LINK_RE = /<a\b[^<>]{0,2000}?href="([^"]{0,2000})"[^<>]{0,2000}>([^<]{0,2000})<\/a>/gi;
 const ENTITY_RE = /&(#\d+|#x[0-9a-f]+|[a-z]+);/gi;
 
+/** A line without its blanks at either end (a module function, not a closure made per call: see json-walk.ts). */
+function trimmed(l: string): string {
+  return l.trim();
+}
+
 /** The character an entity (`&amp;`, `&#39;`, `&#x27;`) stands for; unknown names stay as they are. */
 function decodeEntity(m: string, e: string): string {
   if (e[0] === '#')
@@ -90,7 +95,7 @@ export function compressHtml(text: string, ctx: CompressContext): Compressed {
   const decoded = tagless.includes('&') ? tagless.replace(ENTITY_RE, decodeEntity) : tagless;
   // runs of blanks become one space (runs never span lines; a single space stays as it is)
   const spaced = decoded.replace(BLANK_RUN_RE, ' ');
-  const lines = collapseRepeats(tidyLines(spaced.split('\n').map((l) => l.trim())));
+  const lines = collapseRepeats(tidyLines(spaced.split('\n').map(trimmed)));
   const body = lines.join('\n').trim();
   const marker = formatMarker({
     hash: ctx.hash,

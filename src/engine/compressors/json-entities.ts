@@ -33,15 +33,12 @@ function identityKeys(obj: Record<string, unknown>, fields: number): readonly st
 
 /** Records every entity of a JSON value (at any depth) under its identity keys; later ones win. */
 export function collectEntities(value: unknown, into: Map<string, Record<string, unknown>>): void {
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) for (const c of v) walk(c);
-    else if (isRecord(v)) {
-      const fields = Object.keys(v);
-      for (const k of identityKeys(v, fields.length)) into.set(k, v);
-      for (const f of fields) walk(v[f]);
-    }
-  };
-  walk(value);
+  if (Array.isArray(value)) for (const c of value) collectEntities(c, into);
+  else if (isRecord(value)) {
+    const fields = Object.keys(value);
+    for (const k of identityKeys(value, fields.length)) into.set(k, value);
+    for (const f of fields) collectEntities(value[f], into);
+  }
 }
 
 /**
@@ -55,37 +52,53 @@ export function shortenKnownEntities(
   earlier: ReadonlyMap<string, Record<string, unknown>>,
   note: (unchanged: number) => string,
 ): { value: unknown; omitted: number } {
-  let omitted = 0;
-  const walk = (v: unknown): unknown => {
-    if (typeof v !== 'object' || v === null) return v;
-    if (Array.isArray(v)) return mapElements(v, walk);
-    const obj = v as Record<string, unknown>;
-    const fields = Object.keys(obj);
-    const keys = earlier.size > 0 ? identityKeys(obj, fields.length) : NO_KEYS;
-    let before: Record<string, unknown> | undefined;
-    for (let i = 0; i < keys.length && before === undefined; i++) before = earlier.get(keys[i]!);
-    if (before) {
-      const identity = new Set(keys.map((k) => k.slice(0, k.indexOf('='))));
-      let unchanged = 0;
+  const walk: EntityWalk = { earlier, note, omitted: 0 };
+  return { value: shortened(value, walk), omitted: walk.omitted };
+}
+
+/** A `shortenKnownEntities` walk. */
+interface EntityWalk {
+  readonly earlier: ReadonlyMap<string, Record<string, unknown>>;
+  readonly note: (unchanged: number) => string;
+  omitted: number;
+}
+
+function shortened(v: unknown, walk: EntityWalk): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return mapElements(v, shortenedElement, walk);
+  const obj = v as Record<string, unknown>;
+  const fields = Object.keys(obj);
+  const keys = walk.earlier.size > 0 ? identityKeys(obj, fields.length) : NO_KEYS;
+  let before: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length && before === undefined; i++) before = walk.earlier.get(keys[i]!);
+  if (before) {
+    const identity = new Set(keys.map((k) => k.slice(0, k.indexOf('='))));
+    let unchanged = 0;
+    for (const k of fields) {
+      const c = obj[k];
+      if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
+        unchanged++;
+    }
+    if (unchanged >= MIN_UNCHANGED) {
+      const out: Record<string, unknown> = {};
       for (const k of fields) {
         const c = obj[k];
         if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
-          unchanged++;
+          continue;
+        setField(out, k, shortened(c, walk));
       }
-      if (unchanged >= MIN_UNCHANGED) {
-        const out: Record<string, unknown> = {};
-        for (const k of fields) {
-          const c = obj[k];
-          if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
-            continue;
-          setField(out, k, walk(c));
-        }
-        omitted += unchanged;
-        out['…'] = note(unchanged);
-        return out;
-      }
+      walk.omitted += unchanged;
+      out['…'] = walk.note(unchanged);
+      return out;
     }
-    return mapFields(obj, walk, fields);
-  };
-  return { value: walk(value), omitted };
+  }
+  return mapFields(obj, shortenedField, walk, fields);
+}
+
+function shortenedElement(c: unknown, _i: number, walk: EntityWalk): unknown {
+  return shortened(c, walk);
+}
+
+function shortenedField(c: unknown, _k: string, _i: number, walk: EntityWalk): unknown {
+  return shortened(c, walk);
 }

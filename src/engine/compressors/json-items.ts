@@ -29,11 +29,18 @@ function markNumericSignals(records: readonly Record<string, unknown>[], keep: U
   const keys = new Set<string>();
   for (const r of records) for (const k of Object.keys(r)) if (typeof r[k] === 'number') keys.add(k);
   for (const k of keys) {
-    const vals = records.map((r) => (typeof r[k] === 'number' ? (r[k] as number) : Number.NaN));
-    const present = vals.filter((v) => Number.isFinite(v));
+    // loops, not closures made per call: see json-walk.ts
+    const vals: number[] = [];
+    for (const r of records) vals.push(typeof r[k] === 'number' ? (r[k] as number) : Number.NaN);
+    const present: number[] = [];
+    for (const v of vals) if (Number.isFinite(v)) present.push(v);
     if (present.length < Math.max(8, n * 0.8)) continue;
-    const mean = present.reduce((a, b) => a + b, 0) / present.length;
-    const sd = Math.sqrt(present.reduce((a, b) => a + (b - mean) ** 2, 0) / present.length);
+    let sum = 0;
+    for (const v of present) sum += v;
+    const mean = sum / present.length;
+    let squares = 0;
+    for (const v of present) squares += (v - mean) ** 2;
+    const sd = Math.sqrt(squares / present.length);
     if (sd === 0) continue;
     let diffSum = 0;
     for (let i = 1; i < n; i++)
@@ -71,7 +78,8 @@ function markChangePoints(records: readonly Record<string, unknown>[], keep: Uin
   for (const r of records)
     for (const k of Object.keys(r)) if (typeof r[k] === 'string' || typeof r[k] === 'boolean') keys.add(k);
   for (const k of keys) {
-    const vals = records.map((r) => valueKey(r[k]));
+    const vals: string[] = [];
+    for (const r of records) vals.push(valueKey(r[k]));
     if (new Set(vals).size > Math.max(2, n / 5)) continue;
     const changes: number[] = [];
     for (let i = 1; i < n; i++) if (vals[i] !== vals[i - 1]) changes.push(i);

@@ -60,28 +60,58 @@ export function relativizeLinks(
   value: unknown,
   shown: ReadonlySet<string>,
 ): { value: unknown; rewritten: number } {
-  const local = new Set<string>();
-  let rewritten = 0;
-  // a subtree with no link rewritten is returned as it is (the caller only reads the result)
-  const walk = (v: unknown): unknown => {
-    if (typeof v !== 'object' || v === null) return v;
-    if (Array.isArray(v)) return mapElements(v, walk);
-    const obj = v as Record<string, unknown>;
-    const base = obj[URL_FIELD];
-    if (!linkBase(base)) return mapFields(obj, walk);
-    // decided before the children are walked: they may add this shape to `local`
-    const shape = shapeOf(obj);
-    const known = shown.has(shape) || local.has(shape);
-    let links = 0;
-    const out = mapFields(obj, (c, k) => {
-      if (k === URL_FIELD || !extendsBase(base, c)) return walk(c);
-      links++;
-      if (!known) return c;
-      rewritten++;
-      return `{url}${c.slice(base.length)}`;
-    });
-    if (links > 0) local.add(shape);
-    return out;
-  };
-  return { value: walk(value), rewritten };
+  const walk: LinkWalk = { shown, local: new Set<string>(), rewritten: 0, base: '', known: false, links: 0 };
+  return { value: relativized(value, walk), rewritten: walk.rewritten };
+}
+
+/** A `relativizeLinks` walk: its sets, its count, and the object whose fields are being mapped. */
+interface LinkWalk {
+  readonly shown: ReadonlySet<string>;
+  /** Shapes shown in full earlier in this value. */
+  readonly local: Set<string>;
+  rewritten: number;
+  /** Of the object whose fields `linkField` maps: its url, whether its shape is known, its links. */
+  base: string;
+  known: boolean;
+  links: number;
+}
+
+/** `v` with its links relativized; a subtree with no link rewritten is returned as it is (the caller only reads the result). */
+function relativized(v: unknown, walk: LinkWalk): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return mapElements(v, relativizedElement, walk);
+  const obj = v as Record<string, unknown>;
+  const base = obj[URL_FIELD];
+  if (!linkBase(base)) return mapFields(obj, relativizedField, walk);
+  // decided before the children are walked: they may add this shape to `local`
+  const shape = shapeOf(obj);
+  // the walk's fields describe this object until its fields are mapped (a field may hold another)
+  const { base: outerBase, known: outerKnown, links: outerLinks } = walk;
+  walk.base = base;
+  walk.known = walk.shown.has(shape) || walk.local.has(shape);
+  walk.links = 0;
+  const out = mapFields(obj, linkField, walk);
+  if (walk.links > 0) walk.local.add(shape);
+  walk.base = outerBase;
+  walk.known = outerKnown;
+  walk.links = outerLinks;
+  return out;
+}
+
+function relativizedElement(c: unknown, _i: number, walk: LinkWalk): unknown {
+  return relativized(c, walk);
+}
+
+function relativizedField(c: unknown, _k: string, _i: number, walk: LinkWalk): unknown {
+  return relativized(c, walk);
+}
+
+/** A field of an object with a url (`walk.base`): a derived link is rewritten when the object's shape is known. */
+function linkField(c: unknown, k: string, _i: number, walk: LinkWalk): unknown {
+  const base = walk.base;
+  if (k === URL_FIELD || !extendsBase(base, c)) return relativized(c, walk);
+  walk.links++;
+  if (!walk.known) return c;
+  walk.rewritten++;
+  return `{url}${c.slice(base.length)}`;
 }

@@ -59,7 +59,7 @@ function withColumns(v: unknown): string | null {
     for (let i = 0; i < v.length; i++) {
       const c = withColumns(v[i]);
       if (c === null && parts === undefined) continue;
-      parts ??= v.slice(0, i).map((it) => plain(it));
+      parts ??= v.slice(0, i).map(plainOf);
       parts.push(c ?? plain(v[i]));
     }
     return parts === undefined ? null : `[${parts.join(',')}]`;
@@ -105,18 +105,42 @@ function recordsWithColumns(
     for (let k = 0; k < keys.length; k++) {
       const c = withColumns(row[keys[k]!]);
       if (c === null && cells === undefined) continue;
-      cells ??= rows.map((it) => keys.map((key) => plain(it[key])));
+      cells ??= plainCells(rows, keys);
       cells[r]![k] = c ?? cells[r]![k]!;
     }
   }
   const rowsJson =
-    cells === undefined
-      ? JSON.stringify(rows.map(Object.values))
-      : `[${cells.map((row) => `[${row.join(',')}]`).join(',')}]`;
+    cells === undefined ? JSON.stringify(rows.map(Object.values)) : `[${cells.map(rowArrayJson).join(',')}]`;
   // a plain item is its row with `"key":` before each cell
   if (COLUMNAR_FRAME + keysJson.length + rowsJson.length < (rowsJson.length + rows.length * perRow) * 0.85)
     return `{"$columns":${keysJson},"$rows":${rowsJson}}`;
   if (cells === undefined) return null;
-  const names = keys.map((k) => `${JSON.stringify(k)}:`);
-  return `[${cells.map((row) => `{${row.map((c, k) => names[k] + c).join(',')}}`).join(',')}]`;
+  const names: string[] = [];
+  for (const k of keys) names.push(`${JSON.stringify(k)}:`);
+  const items: string[] = [];
+  for (const row of cells) {
+    const fields: string[] = [];
+    for (let k = 0; k < row.length; k++) fields.push(names[k]! + row[k]!);
+    items.push(`{${fields.join(',')}}`);
+  }
+  return `[${items.join(',')}]`;
+}
+
+/** The plain JSON of each row's cells, in `keys` order. */
+function plainOf(v: unknown): string {
+  return plain(v);
+}
+
+function plainCells(rows: readonly Record<string, unknown>[], keys: readonly string[]): string[][] {
+  const cells: string[][] = [];
+  for (const it of rows) {
+    const row: string[] = [];
+    for (const key of keys) row.push(plain(it[key]));
+    cells.push(row);
+  }
+  return cells;
+}
+
+function rowArrayJson(row: readonly string[]): string {
+  return `[${row.join(',')}]`;
 }

@@ -127,29 +127,26 @@ function innerWithHashes(
 ): [string, number] {
   const out: string[] = [];
   let length = 2;
-  const partOf = (c: unknown, i: number): string => {
-    const d = parts[i];
-    if (d === undefined) {
-      const json = JSON.stringify(c) ?? 'null';
-      length += json.length;
-      return json;
-    }
-    length += d.length;
-    return d.rep;
-  };
   if (keys === null) {
     const arr = v as readonly unknown[];
-    for (let i = 0; i < arr.length; i++) out.push(partOf(arr[i], i));
+    for (let i = 0; i < arr.length; i++) {
+      const d = parts[i];
+      const json = d === undefined ? (JSON.stringify(arr[i]) ?? 'null') : d.rep;
+      length += d === undefined ? json.length : d.length;
+      out.push(json);
+    }
     length += Math.max(0, out.length - 1);
     return [`[${out.join(',')}]`, length];
   }
-  keys.forEach((k, i) => {
-    const c = (v as Record<string, unknown>)[k];
-    if (leftOut(c)) return;
-    const name = JSON.stringify(k);
-    length += name.length + 1;
-    out.push(`${name}:${partOf(c, i)}`);
-  });
+  for (let i = 0; i < keys.length; i++) {
+    const c = (v as Record<string, unknown>)[keys[i]!];
+    if (leftOut(c)) continue;
+    const name = JSON.stringify(keys[i]);
+    const d = parts[i];
+    const json = d === undefined ? (JSON.stringify(c) ?? 'null') : d.rep;
+    length += name.length + 1 + (d === undefined ? json.length : d.length);
+    out.push(`${name}:${json}`);
+  }
   length += Math.max(0, out.length - 1);
   return [`{${out.join(',')}}`, length];
 }
@@ -162,15 +159,16 @@ function innerWithHashes(
 export function collectSubtrees(value: unknown, into: Set<string>): void {
   if (!isContainer(value)) return;
   const cache = digestCache();
-  const visit = (d: Digest): void => {
-    // a part is smaller than what holds it: nothing under a small subtree qualifies
-    if (d.size < SUBTREE_MIN_CHARS) return;
-    into.add(d.rep);
-    // a subtree that counts is large, so its digest holds its parts'
-    for (const part of d.parts!) if (part !== undefined) visit(part);
-  };
   const children = Array.isArray(value) ? value : Object.values(value);
-  for (const c of children) if (isContainer(c)) visit(digestOf(c, cache));
+  for (const c of children) if (isContainer(c)) collectDigest(digestOf(c, cache), into);
+}
+
+function collectDigest(d: Digest, into: Set<string>): void {
+  // a part is smaller than what holds it: nothing under a small subtree qualifies
+  if (d.size < SUBTREE_MIN_CHARS) return;
+  into.add(d.rep);
+  // a subtree that counts is large, so its digest holds its parts'
+  for (const part of d.parts!) if (part !== undefined) collectDigest(part, into);
 }
 
 /**
@@ -184,26 +182,49 @@ export function dedupeSubtrees(
   earlier: ReadonlySet<string>,
 ): { value: unknown; replaced: number } {
   if (!isContainer(value)) return { value, replaced: 0 };
-  const shown = new Set<string>();
-  const cache = digestCache();
-  let replaced = 0;
-  // `d` is the digest of `v`, or undefined for the root (never replaced, so never digested)
-  const walk = (v: object, d: Digest | undefined): object => {
-    const visit = (c: unknown, i: number): unknown =>
-      isContainer(c) ? child(c, d?.parts?.[i] ?? digestOf(c, cache)) : c;
-    return Array.isArray(v)
-      ? mapElements(v, visit)
-      : mapFields(v as Record<string, unknown>, (c, _k, i) => visit(c, i));
-  };
-  const child = (c: object, d: Digest): unknown => {
-    // a part is shorter than what holds it: nothing under a short subtree is replaced
-    if (d.length < SUBTREE_MIN_CHARS) return c;
-    if (earlier.has(d.rep) || shown.has(d.rep)) {
-      replaced++;
-      return formatSameAs(Array.isArray(c) ? 'array' : 'object');
-    }
-    shown.add(d.rep);
-    return walk(c, d);
-  };
-  return { value: walk(value, undefined), replaced };
+  const walk: DedupeWalk = { earlier, shown: new Set(), cache: digestCache(), replaced: 0, parts: undefined };
+  // the root is never replaced, so never digested
+  return { value: deduped(value, undefined, walk), replaced: walk.replaced };
+}
+
+/** A `dedupeSubtrees` walk, with the digests of the parts of the object or array being mapped. */
+interface DedupeWalk {
+  readonly earlier: ReadonlySet<string>;
+  readonly shown: Set<string>;
+  readonly cache: Map<object, Digest>;
+  replaced: number;
+  parts: readonly (Digest | undefined)[] | undefined;
+}
+
+/** `v` (whose digest is `d`) with its repeated parts replaced. */
+function deduped(v: object, d: Digest | undefined, walk: DedupeWalk): object {
+  const outer = walk.parts;
+  walk.parts = d?.parts;
+  const out = Array.isArray(v)
+    ? mapElements(v, dedupedElement, walk)
+    : mapFields(v as Record<string, unknown>, dedupedField, walk);
+  walk.parts = outer;
+  return out;
+}
+
+function dedupedElement(c: unknown, i: number, walk: DedupeWalk): unknown {
+  return dedupedPart(c, i, walk);
+}
+
+function dedupedField(c: unknown, _k: string, i: number, walk: DedupeWalk): unknown {
+  return dedupedPart(c, i, walk);
+}
+
+/** Part `i` of the object or array being mapped: replaced when shown before, else walked. */
+function dedupedPart(c: unknown, i: number, walk: DedupeWalk): unknown {
+  if (!isContainer(c)) return c;
+  const d = walk.parts?.[i] ?? digestOf(c, walk.cache);
+  // a part is shorter than what holds it: nothing under a short subtree is replaced
+  if (d.length < SUBTREE_MIN_CHARS) return c;
+  if (walk.earlier.has(d.rep) || walk.shown.has(d.rep)) {
+    walk.replaced++;
+    return formatSameAs(Array.isArray(c) ? 'array' : 'object');
+  }
+  walk.shown.add(d.rep);
+  return deduped(c, d, walk);
 }

@@ -34,23 +34,36 @@ function itemJson(item: unknown): string {
   return isContainer(item) ? jsonText(item) : (JSON.stringify(item) ?? 'null');
 }
 
+/** A `crush` walk: the context, the counts, and the path of the object or array being mapped. */
+interface CrushWalk {
+  readonly ctx: CompressContext;
+  readonly stats: CrushStats;
+  path: string;
+}
+
 /**
  * Replaces every outermost array of at least `JSON_MIN_ITEMS` items by the
  * items `selectItems` keeps (original items only, in order). Returns `value`
  * itself where nothing in it changes (the later steps only read it).
  */
-function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: string): unknown {
+function crush(value: unknown, walk: CrushWalk, path: string): unknown {
   if (!isContainer(value)) return value;
-  if (!Array.isArray(value)) {
-    return mapFields(value as Record<string, unknown>, (c, k) => crush(c, ctx, stats, `${path}.${k}`));
+  if (!Array.isArray(value) || value.length < JSON_MIN_ITEMS) {
+    const outer = walk.path;
+    walk.path = path;
+    const out = Array.isArray(value)
+      ? mapElements(value, crushElement, walk)
+      : mapFields(value as Record<string, unknown>, crushField, walk);
+    walk.path = outer;
+    return out;
   }
-  if (value.length < JSON_MIN_ITEMS)
-    return mapElements(value, (c, i) => (isContainer(c) ? crush(c, ctx, stats, `${path}[${i}]`) : c));
+  const { ctx, stats } = walk;
   // each item is written once: for the array's size, the selection and the index of what it omits
   const texts = value.map(itemJson);
   const tokens = approxTokens(`[${texts.join(',')}]`);
   const sel = selectItems(value, ctx, capFor('json', tokens, ctx.capScale), texts);
-  const kept = value.filter((_, i) => sel.keep[i]);
+  const kept: unknown[] = [];
+  for (let i = 0; i < value.length; i++) if (sel.keep[i]) kept.push(value[i]);
   if (kept.length === value.length) return value;
   for (let i = 0; i < value.length; i++) if (!sel.keep[i]) stats.omittedTexts.push(texts[i]!);
   stats.omitted += value.length - kept.length;
@@ -58,6 +71,14 @@ function crush(value: unknown, ctx: CompressContext, stats: CrushStats, path: st
   stats.errorsKept += sel.errorsKept;
   stats.paths.push(`${path} kept ${kept.length} of ${value.length}`);
   return kept;
+}
+
+function crushField(c: unknown, k: string, _i: number, walk: CrushWalk): unknown {
+  return crush(c, walk, `${walk.path}.${k}`);
+}
+
+function crushElement(c: unknown, i: number, walk: CrushWalk): unknown {
+  return isContainer(c) ? crush(c, walk, `${walk.path}[${i}]`) : c;
 }
 
 /**
@@ -76,7 +97,7 @@ export function compressJson(text: string, ctx: CompressContext): Compressed | n
   const lossless = parsed.preamble + renderCompact(links.value);
   if (approxTokens(lossless) < SMALL_OUTPUT_TOKENS) return { text: lossless, lossy: false };
   const stats: CrushStats = { omitted: 0, omittedTexts: [], errors: 0, errorsKept: 0, paths: [] };
-  const crushed = crush(parsed.value, ctx, stats, '$');
+  const crushed = crush(parsed.value, { ctx, stats, path: '' }, '$');
   const known = shortenKnownEntities(crushed, ctx.earlierEntities(), formatUnchanged);
   const deduped = dedupeSubtrees(known.value, ctx.earlierJson());
   if (stats.omitted === 0 && deduped.replaced === 0 && known.omitted === 0)

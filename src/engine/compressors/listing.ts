@@ -63,13 +63,20 @@ export function isNumberedListing(lines: readonly string[]): boolean {
 
 /** The listing's lines without their numbers (other lines as they are). */
 export function listingBody(lines: readonly string[]): string[] {
-  return lines.map((l) => {
-    const m = NUMBERED_RE.exec(l);
-    return m ? m[3]! : l;
-  });
+  return lines.map(withoutNumber);
+}
+
+// callbacks are module functions, not closures made per call: see json-walk.ts
+function withoutNumber(l: string): string {
+  const m = NUMBERED_RE.exec(l);
+  return m ? m[3]! : l;
+}
+
+function unpadded(l: string): string {
+  return l.replace(PADDED_NUMBER_RE, '$1');
 }
 
 /** Drops the left padding of line numbers: `     12→x` -> `12→x`. */
 export function unpadListing(lines: readonly string[]): string[] {
-  return lines.map((l) => l.replace(PADDED_NUMBER_RE, '$1'));
+  return lines.map(unpadded);
 }

@@ -61,12 +61,25 @@ export function lineTemplates(lines: readonly string[]): string[] {
   if (lines.length === 0) return [];
   let cut = false;
   for (const l of lines) if (l.length > 400) cut = true;
-  let t = (cut ? lines.map((l) => (l.length > 400 ? l.slice(0, 400) : l)) : lines).join('\n');
+  let t = (cut ? lines.map(first400) : lines).join('\n');
   if (t.includes('"')) t = t.replace(QUOTED_IN_LINE_RE, '"_"');
   t = t.replace(HEX_RE, '#').replace(DIGITS_RE, '#').replace(SPACES_IN_LINE_RE, ' ');
   const out = t.split('\n');
   for (let i = 0; i < out.length; i++) if (out[i]!.length > 160) out[i] = out[i]!.slice(0, 160);
   return out;
+}
+
+// callbacks are module functions, not closures made per call: see json-walk.ts
+function first400(l: string): string {
+  return l.length > 400 ? l.slice(0, 400) : l;
+}
+
+function ascending(a: number, b: number): number {
+  return a - b;
+}
+
+function isLongLine(l: string): boolean {
+  return l.length > LONG_LINE_CHARS;
 }
 
 /** A kind of line seen more often than this is common: its lines do not compete on new identifiers. */
@@ -115,7 +128,7 @@ export const LOG_RULES: LineRules = {
 export function compressLines(text: string, ctx: CompressContext, rules: LineRules): Compressed {
   const lines = collapseRepeats(tidyLines(text.split('\n')));
   const n = lines.length;
-  const shown = lines.some((l) => l.length > LONG_LINE_CHARS) ? lines.map(shortenLine) : lines;
+  const shown = lines.some(isLongLine) ? lines.map(shortenLine) : lines;
   const tokens = approxTokensOfLength(joinedLength(lines));
   const sel = Selection.ofLines(shown, capFor(rules.cap, tokens, ctx.capScale));
   sel.block(markRepeatedRuns(lines, ctx.earlierLines()));
@@ -166,12 +179,14 @@ export function compressLines(text: string, ctx: CompressContext, rules: LineRul
   if (rules.errorsFirst) for (const i of firstWarnings) sel.take(i);
   // in a log line of a kind that recurs many times, new identifiers are per-line noise (request
   // ids); a table's rows are all of one kind but each names its own entity
-  const novel = rules.kinds
-    ? shown.map((l, i) => ((kindCount.get(templates[i]!) ?? 0) > COMMON_KIND ? '' : l))
-    : shown;
+  let novel = shown;
+  if (rules.kinds) {
+    novel = [];
+    for (let i = 0; i < n; i++)
+      novel.push((kindCount.get(templates[i]!) ?? 0) > COMMON_KIND ? '' : shown[i]!);
+  }
   keepNovel(novel, sel, ctx.seen);
-  if (!rules.errorsFirst)
-    for (const i of [...firstErrors, ...firstWarnings].sort((a, b) => a - b)) sel.take(i);
+  if (!rules.errorsFirst) for (const i of [...firstErrors, ...firstWarnings].sort(ascending)) sel.take(i);
   for (const i of firstErrors) sel.takeRange(i - LOG_CONTEXT_LINES, i + LOG_CONTEXT_LINES + 1);
   sel.takeRange(0, rules.head);
   sel.takeRange(n - rules.tail, n);

@@ -62,6 +62,11 @@ export function thinNumbers(
   return { lines: out, thinned };
 }
 
+/** 1 for 0 and 0 for 1 (a module function, not a closure made per call: see json-walk.ts). */
+function negated(r: number): number {
+  return 1 - r;
+}
+
 /** Trailing whitespace only (blank lines stay: in a listing they carry line numbers). */
 function trimEnds(lines: readonly string[]): string[] {
   return lines.map(trimTrailingBlanks);
@@ -78,7 +83,7 @@ export function compressRead(text: string, ctx: CompressContext, noReferences = 
   // numbered blank lines are not blank: only an unnumbered text loses runs of blank lines
   const lines = collapseRepeats(numbered ? trimEnds(raw) : tidyLines(raw));
   const repeated = noReferences ? new Uint8Array(lines.length) : markRepeatedRuns(lines, ctx.earlierLines());
-  const keep = repeated.map((r) => 1 - r);
+  const keep = repeated.map(negated);
   const thin = thinNumbers(lines, keep);
   const shown = thin.thinned ? [THINNED_NOTE, ...thin.lines] : thin.lines;
   const shownKeep = thin.thinned ? Uint8Array.from([1, ...keep]) : keep;

@@ -37,7 +37,26 @@ export function stableIdentifiers(line: string): readonly string[] {
 function stableOf(line: string): readonly string[] {
   const ids = extractIdentifiers(line);
   if (ids.length === 0) return NO_IDS;
-  return ids.filter((id) => !VOLATILE_RE.test(id));
+  return ids.filter(isStable);
+}
+
+// callbacks are module functions, not closures made per call: see json-walk.ts
+function isStable(id: string): boolean {
+  return !VOLATILE_RE.test(id);
+}
+
+function unitCost(line: string): number {
+  return approxTokens(line) + 1;
+}
+
+/** Most new identifiers first; ties to the earlier unit. */
+function byFreshness(a: readonly [number, number], b: readonly [number, number]): number {
+  return b[1] - a[1] || a[0] - b[0];
+}
+
+/** Most frequent first (a stable sort keeps ties in order). */
+function byCount(a: readonly [string, number], b: readonly [string, number]): number {
+  return b[1] - a[1];
 }
 
 /** Estimated cost of the note that replaces a gap. */
@@ -67,10 +86,7 @@ export class Selection {
   }
 
   static ofLines(lines: readonly string[], cap: number): Selection {
-    return new Selection(
-      lines.map((l) => approxTokens(l) + 1),
-      cap,
-    );
+    return new Selection(lines.map(unitCost), cap);
   }
 
   private price(i: number): number {
@@ -108,7 +124,8 @@ export class Selection {
 export function keepNovel(texts: readonly string[], sel: Selection, seen: KnownNames): void {
   if (sel.full) return;
   const known = new Set<string>();
-  const ids = texts.map((t) => stableIdentifiers(t));
+  const ids: (readonly string[])[] = [];
+  for (const t of texts) ids.push(stableIdentifiers(t));
   for (let i = 0; i < texts.length; i++) if (sel.keep[i]) for (const id of ids[i]!) known.add(id);
   const candidates: Array<[number, number]> = [];
   for (let i = 0; i < texts.length; i++) {
@@ -116,12 +133,17 @@ export function keepNovel(texts: readonly string[], sel: Selection, seen: KnownN
     const fresh = countFresh(ids[i]!, seen, known);
     if (fresh > 0) candidates.push([i, fresh]);
   }
-  candidates.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  candidates.sort(byFreshness);
   for (const [i] of candidates) {
     if (sel.full) break;
-    if (ids[i]!.every((id) => seen.has(id) || known.has(id))) continue;
+    if (allKnown(ids[i]!, seen, known)) continue;
     if (sel.take(i)) for (const id of ids[i]!) known.add(id);
   }
+}
+
+function allKnown(ids: readonly string[], seen: KnownNames, known: ReadonlySet<string>): boolean {
+  for (const id of ids) if (!seen.has(id) && !known.has(id)) return false;
+  return true;
 }
 
 /** Distinct identifiers of `ids` in neither set. */
@@ -198,10 +220,8 @@ export function omittedIdentifiersExcept(
   }
   // most frequent first; ties in order of first appearance (the sort is stable)
   const ranked: Array<[string, number]> = [];
-  counts.forEach((n, id) => {
-    if (n > 0) ranked.push([id, n]);
-  });
-  ranked.sort((a, b) => b[1] - a[1]);
+  for (const [id, n] of counts) if (n > 0) ranked.push([id, n]);
+  ranked.sort(byCount);
   const out: string[] = [];
   let used = 0;
   for (const [id] of ranked) {

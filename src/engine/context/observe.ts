@@ -30,17 +30,18 @@ export function observeCompressed(
   origin: readonly number[],
 ): ShapeObservation[] {
   const out: ShapeObservation[] = [];
-  current.forEach((message, k) => {
+  for (let k = 0; k < current.length; k++) {
+    const message = current[k]!;
     const i = origin[k] ?? -1;
     const original = i >= 0 ? originals[i] : undefined;
-    if (!original || message === original || message.role !== 'tool') return;
+    if (!original || message === original || message.role !== 'tool') continue;
     let known = observedAt.get(message);
     if (known?.original !== original) {
       known = { original, observation: observe(originals, i, message) };
       observedAt.set(message, known);
     }
     if (known.observation) out.push(known.observation);
-  });
+  }
   return out;
 }
 

@@ -32,10 +32,11 @@ function describe(value: unknown, depth: number, fields: Set<string>): string {
   if (typeof value === 'object') {
     if (depth >= 3) return '{}';
     const keys = Object.keys(value as object).sort();
-    const parts = keys.map((k) => {
+    const parts: string[] = [];
+    for (const k of keys) {
       if (fields.size < MAX_FIELDS) fields.add(k);
-      return `${k}:${describe((value as Record<string, unknown>)[k], depth + 1, fields)}`;
-    });
+      parts.push(`${k}:${describe((value as Record<string, unknown>)[k], depth + 1, fields)}`);
+    }
     return `{${parts.join(',')}}`;
   }
   return typeof value;

@@ -1,4 +1,5 @@
 import type { ContextStep, ContextStepInput, ContextStepResult } from '../context-hook.js';
+import type { ChatMessage } from '../types.js';
 import { harderCompressor } from './harder.js';
 import { contextLimitFor, DEFAULT_OUTPUT_RESERVE } from './limits.js';
 import { fitToContext } from './manager.js';
@@ -14,10 +15,12 @@ export const intelligentContextStep: ContextStep = (input: ContextStepInput): Co
   const { options } = input;
   const given = input.input ?? input.messages;
   // originals aligned with the current messages (inserted ones stand for themselves)
-  const originals = input.messages.map((m, k) => {
+  const originals: ChatMessage[] = [];
+  for (let k = 0; k < input.messages.length; k++) {
+    const m = input.messages[k]!;
     const i = input.origin[k] ?? -1;
-    return i >= 0 ? (given[i] ?? m) : m;
-  });
+    originals.push(i >= 0 ? (given[i] ?? m) : m);
+  }
   const aligned = input.origin.length === given.length && input.origin.every((o, k) => o === k);
   const observations = observeCompressed(given, input.messages, input.origin);
   const fit = fitToContext(

@@ -212,10 +212,9 @@ function compressUnit(
 /** The tool call each tool message answers, by call id, with the index of the message that made it. */
 function callsById(input: readonly ChatMessage[]): Map<string, { at: number; call: ToolCall }> {
   const calls = new Map<string, { at: number; call: ToolCall }>();
-  input.forEach((m, at) => {
-    for (const call of m.tool_calls ?? [])
+  for (let at = 0; at < input.length; at++)
+    for (const call of input[at]!.tool_calls ?? [])
       if (call.id && !calls.has(call.id)) calls.set(call.id, { at, call });
-  });
   return calls;
 }
 
@@ -253,15 +252,17 @@ export function createRouteTransform(mode: RouteMode): Transform {
       const { tokenizer, history, memo } = env;
       let calls: Map<string, { at: number; call: ToolCall }> | undefined;
       const lazyCalls = () => (calls ??= callsById(env.input));
-      env.input.forEach((msg, i) => {
-        if (!isCompressible(msg)) return;
+      // a loop, not a callback made per request: see json-walk.ts on closures and optimized code
+      for (let i = 0; i < env.input.length; i++) {
+        const msg = env.input[i]!;
+        if (!isCompressible(msg)) continue;
         // Untouched by earlier transforms and routed before after the same prefix: the same outcome.
         const fresh = memo !== undefined && state.messages[i] === msg && !state.done.has(i);
         if (fresh) {
           const known = routedAt.get(msg);
           if (known && known.encoding === tokenizer.encoding && known.prefix === history.prefixKey(i)) {
             replay(state, i, known);
-            return;
+            continue;
           }
         }
         const outcome: Routed = {
@@ -313,7 +314,7 @@ export function createRouteTransform(mode: RouteMode): Transform {
           routedAt.set(msg, outcome);
         }
         replay(state, i, outcome);
-      });
+      }
     },
   };
 }

@@ -27,12 +27,13 @@ function blockPart(block: Block): ContentPart {
 function blocksToParts(blocks: unknown[], at: JsonPath): { parts: ContentPart[]; paths: JsonPath[] } {
   const parts: ContentPart[] = [];
   const paths: JsonPath[] = [];
-  blocks.forEach((block, k) => {
+  for (let k = 0; k < blocks.length; k++) {
+    const block = blocks[k];
     if (!isObject(block) || typeof block.type !== 'string')
       badBody(`${at.join('.')}[${k}]`, 'must be a content block');
     parts.push(blockPart(block));
     paths.push([...at, k]);
-  });
+  }
   return { parts, paths };
 }
 
@@ -67,7 +68,8 @@ function assistantMessage(blocks: unknown[], at: JsonPath, m: number): Converted
   const parts: ContentPart[] = [];
   const paths: JsonPath[] = [];
   const calls: ToolCall[] = [];
-  blocks.forEach((block, k) => {
+  for (let k = 0; k < blocks.length; k++) {
+    const block = blocks[k];
     if (!isObject(block) || typeof block.type !== 'string')
       badBody(`messages[${m}].content[${k}]`, 'must be a content block');
     if (block.type === 'tool_use') calls.push(toolCall(block));
@@ -75,7 +77,7 @@ function assistantMessage(blocks: unknown[], at: JsonPath, m: number): Converted
       parts.push(blockPart(block));
       paths.push([...at, 'content', k]);
     }
-  });
+  }
   const message: ChatMessage = {
     role: 'assistant',
     content: parts.length === 0 && calls.length > 0 ? null : parts,
@@ -87,14 +89,15 @@ function assistantMessage(blocks: unknown[], at: JsonPath, m: number): Converted
 function userMessages(role: string, blocks: unknown[], at: JsonPath, m: number): Converted[] {
   const out: Converted[] = [];
   let group: Converted | undefined;
-  blocks.forEach((block, k) => {
+  for (let k = 0; k < blocks.length; k++) {
+    const block = blocks[k];
     if (!isObject(block) || typeof block.type !== 'string')
       badBody(`messages[${m}].content[${k}]`, 'must be a content block');
     const path = [...at, 'content', k];
     if (block.type === 'tool_result') {
       group = undefined;
       out.push(toolResult(block, path, m));
-      return;
+      continue;
     }
     if (!group) {
       group = { message: { role, content: [] }, origin: { parts: [], owns: [], message: m } };
@@ -103,7 +106,7 @@ function userMessages(role: string, blocks: unknown[], at: JsonPath, m: number):
     (group.message.content as ContentPart[]).push(blockPart(block));
     group.origin.parts!.push(path);
     group.origin.owns.push(path);
-  });
+  }
   if (out.length === 0)
     out.push({ message: { role, content: [] }, origin: { parts: [], owns: [at], message: m } });
   else if (out.length === 1 && out[0]!.message.role !== 'tool') out[0]!.origin.owns = [at];
@@ -153,17 +156,19 @@ export function toChat(body: Record<string, unknown>): { messages: ChatMessage[]
   } else if (system !== undefined) badBody('system', 'must be a string or an array of blocks');
   if (!Array.isArray(body.messages)) badBody('messages', 'must be an array');
   const from = latestCompaction(body.messages);
-  body.messages.forEach((msg: unknown, m) => {
+  // loops, not callbacks made per request: see engine/compressors/json-walk.ts on closures
+  for (let m = 0; m < body.messages.length; m++) {
+    const msg: unknown = body.messages[m];
     if (!isObject(msg) || typeof msg.role !== 'string')
       badBody(`messages[${m}]`, 'must be an object with a role');
-    if (m < from) return;
+    if (m < from) continue;
     const known = convertedAt.get(msg);
     if (known?.m === m) {
       for (const c of known.list) {
         messages.push(c.message);
         origins.push(c.origin);
       }
-      return;
+      continue;
     }
     const at: JsonPath = ['messages', m];
     let converted: Converted[];
@@ -185,7 +190,7 @@ export function toChat(body: Record<string, unknown>): { messages: ChatMessage[]
       messages.push(c.message);
       origins.push(c.origin);
     }
-  });
+  }
   return { messages, origins };
 }
 
