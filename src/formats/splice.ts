@@ -1,5 +1,5 @@
 import type { ChatMessage, ContentPart, EngineOutput } from '../engine/types.js';
-import { applyJsonEdits, detached, JsonEdits, type SpanHints } from '../json/spans.js';
+import { applyJsonEdits, detached, JsonEdits, type SpanHints, type WrittenSink } from '../json/spans.js';
 import { InsertMerger } from './merge-inserted.js';
 import type { ChatOrigin, ParsedRequest, ProviderFormat } from './types.js';
 
@@ -83,6 +83,18 @@ function isKept(origin: number): boolean {
   return origin >= 0;
 }
 
+/** Remembers the text a body message was written as, with the output messages it was written from. */
+class WrittenMessage implements WrittenSink {
+  constructor(
+    private readonly body: object,
+    private readonly outs: ChatMessage[],
+  ) {}
+
+  written(json: string): void {
+    writtenAt.set(this.body, { outs: this.outs, json: detached(json) });
+  }
+}
+
 /** Body messages next to an inserted message: the role merger may add to them, so they are written the plain way. */
 function besideInserted(parsed: ParsedRequest, output: EngineOutput): Set<number> {
   const near = new Set<number>();
@@ -131,8 +143,7 @@ function writeMessages(
       const out = outOf.get(i);
       if (out) writeContent(edits, parsed.messages[i]!.content, out.content, parsed.origins[i]!, i);
     }
-    if (body && outs && edits.size > before)
-      edits.capture(path, (json) => writtenAt.set(body, { outs, json: detached(json) }));
+    if (body && outs && edits.size > before) edits.capture(path, new WrittenMessage(body, outs));
   }
 }
 

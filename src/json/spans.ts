@@ -350,8 +350,13 @@ interface EditNode {
   insert: Map<number, string[]>;
   /** New object members (key -> JSON text), appended after the existing ones. */
   add: Map<string, string>;
-  /** Called with the new JSON text of this value once it is written. */
-  capture?: (json: string) => void;
+  /** Told the new JSON text of this value once it is written. */
+  capture?: WrittenSink;
+}
+
+/** What `JsonEdits.capture` tells the new text of a value (an object, not a closure made per call: see engine/compressors/json-walk.ts). */
+export interface WrittenSink {
+  written(json: string): void;
 }
 
 function node(): EditNode {
@@ -387,9 +392,9 @@ export class JsonEdits {
     this.count++;
   }
 
-  /** Calls `fn` with the new text of the value at `path` when the edits are applied (to memoize it). */
-  capture(path: JsonPath, fn: (json: string) => void): void {
-    this.at(path).capture = fn;
+  /** Tells `sink` the new text of the value at `path` when the edits are applied (to memoize it). */
+  capture(path: JsonPath, sink: WrittenSink): void {
+    this.at(path).capture = sink;
   }
 
   /** Leaves out the array element at `path` (last key an index). */
@@ -423,7 +428,7 @@ export class JsonEdits {
 
 function rewrite(scan: Scanner, span: Span, n: EditNode, value: Known): string {
   const out = rewriteValue(scan, span, n, value);
-  n.capture?.(out);
+  n.capture?.written(out);
   return out;
 }
 

@@ -156,6 +156,12 @@ export function tidyLines(lines: readonly string[]): string[] {
   return out;
 }
 
+/** The lines as shown: each very long one shortened (`shortenLine`); `lines` itself when none is. */
+export function shortenedLines(lines: string[]): string[] {
+  for (const l of lines) if (l.length > LONG_LINE_CHARS) return lines.map(shortenLine);
+  return lines;
+}
+
 /** A very long line shows its start and end, with a note in between (lossy). */
 export function shortenLine(line: string): string {
   if (line.length <= LONG_LINE_CHARS) return line;

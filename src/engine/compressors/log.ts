@@ -1,12 +1,5 @@
 import { mentionsAny } from '../identifiers.js';
-import {
-  capFor,
-  HEAD_LINES,
-  indexBudget,
-  LOG_CONTEXT_LINES,
-  LONG_LINE_CHARS,
-  TAIL_LINES,
-} from '../settings.js';
+import { capFor, HEAD_LINES, indexBudget, LOG_CONTEXT_LINES, TAIL_LINES } from '../settings.js';
 import {
   approxTokensOfLength,
   collapseRepeats,
@@ -14,7 +7,7 @@ import {
   joinedLength,
   markRepeatedRuns,
   renderKept,
-  shortenLine,
+  shortenedLines,
   tidyLines,
   withoutTaskLabels,
 } from './lines.js';
@@ -78,10 +71,6 @@ function ascending(a: number, b: number): number {
   return a - b;
 }
 
-function isLongLine(l: string): boolean {
-  return l.length > LONG_LINE_CHARS;
-}
-
 /** A kind of line seen more often than this is common: its lines do not compete on new identifiers. */
 const COMMON_KIND = 5;
 
@@ -128,7 +117,7 @@ export const LOG_RULES: LineRules = {
 export function compressLines(text: string, ctx: CompressContext, rules: LineRules): Compressed {
   const lines = collapseRepeats(tidyLines(text.split('\n')));
   const n = lines.length;
-  const shown = lines.some(isLongLine) ? lines.map(shortenLine) : lines;
+  const shown = shortenedLines(lines);
   const tokens = approxTokensOfLength(joinedLength(lines));
   const sel = Selection.ofLines(shown, capFor(rules.cap, tokens, ctx.capScale));
   sel.block(markRepeatedRuns(lines, ctx.earlierLines()));

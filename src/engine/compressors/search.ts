@@ -1,13 +1,13 @@
 import { mentionsAny } from '../identifiers.js';
 import { formatOtherFiles } from '../markers.js';
-import { capFor, indexBudget, LONG_LINE_CHARS, SEARCH_MATCHES_PER_FILE } from '../settings.js';
+import { capFor, indexBudget, SEARCH_MATCHES_PER_FILE } from '../settings.js';
 import {
   approxTokensOfLength,
   fillSmallGaps,
   isBlank,
   joinedLength,
   renderKept,
-  shortenLine,
+  shortenedLines,
   tidyLines,
 } from './lines.js';
 import { ERROR_RE } from './log.js';
@@ -31,7 +31,7 @@ const TESTED_CHARS = 500;
  */
 export function compressSearch(text: string, ctx: CompressContext): Compressed {
   const lines = tidyLines(text.split('\n'));
-  const shown = lines.some((l) => l.length > LONG_LINE_CHARS) ? lines.map(shortenLine) : lines;
+  const shown = shortenedLines(lines);
   const n = lines.length;
   const sel = Selection.ofLines(
     shown,
@@ -72,7 +72,8 @@ export function compressSearch(text: string, ctx: CompressContext): Compressed {
   fillSmallGaps(shown, sel.keep);
   const note = `${matches} ${matches === files.size ? 'paths' : `matches in ${files.size} files`}`;
   // every file with matches stays named: those without a kept line are listed with their counts
-  const unshown = [...files].filter(([, list]) => list.every((i) => !sel.keep[i]));
+  const unshown: Array<[string, number[]]> = [];
+  for (const [file, list] of files) if (noneKept(list, sel.keep)) unshown.push([file, list]);
   // the files listed below the marker are named there
   const listedFiles = new Set(unshown.map(([f]) => f));
   const index = omittedIdentifiersExcept(lines, sel.keep, ctx.seen, listedFiles, indexBudget(sel.cap), shown);
@@ -81,4 +82,10 @@ export function compressSearch(text: string, ctx: CompressContext): Compressed {
   if (unshown.length === 0) return { text: out, lossy: true };
   const listed = unshown.map(([f, list]) => `${f} (${list.length})`).join(', ');
   return { text: `${out}\n${formatOtherFiles(unshown.length, listed)}`, lossy: true };
+}
+
+/** True when none of the lines `list` is kept. */
+function noneKept(list: readonly number[], keep: Uint8Array): boolean {
+  for (const i of list) if (keep[i]) return false;
+  return true;
 }

@@ -21,7 +21,7 @@ export const intelligentContextStep: ContextStep = (input: ContextStepInput): Co
     const i = input.origin[k] ?? -1;
     originals.push(i >= 0 ? (given[i] ?? m) : m);
   }
-  const aligned = input.origin.length === given.length && input.origin.every((o, k) => o === k);
+  const aligned = input.origin.length === given.length && isIdentity(input.origin);
   const observations = observeCompressed(given, input.messages, input.origin);
   const fit = fitToContext(
     input.messages,
@@ -56,3 +56,9 @@ export const intelligentContextStep: ContextStep = (input: ContextStepInput): Co
     observations: [...observations, ...fit.observations],
   };
 };
+
+/** True when every message stands where it came from (`origin[k] === k`). */
+function isIdentity(origin: readonly number[]): boolean {
+  for (let k = 0; k < origin.length; k++) if (origin[k] !== k) return false;
+  return true;
+}
