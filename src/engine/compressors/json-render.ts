@@ -59,7 +59,7 @@ function withColumns(v: unknown): string | null {
     for (let i = 0; i < v.length; i++) {
       const c = withColumns(v[i]);
       if (c === null && parts === undefined) continue;
-      parts ??= v.slice(0, i).map(plainOf);
+      parts ??= v.slice(0, i).map(plain);
       parts.push(c ?? plain(v[i]));
     }
     return parts === undefined ? null : `[${parts.join(',')}]`;
@@ -127,10 +127,6 @@ function recordsWithColumns(
 }
 
 /** The plain JSON of each row's cells, in `keys` order. */
-function plainOf(v: unknown): string {
-  return plain(v);
-}
-
 function plainCells(rows: readonly Record<string, unknown>[], keys: readonly string[]): string[][] {
   const cells: string[][] = [];
   for (const it of rows) {
