@@ -106,6 +106,12 @@ const RANK_INDEX = `function hash(key) {
 // size, and its trim threshold (the freed memory each arena keeps) to twice that, for the rest of
 // the process. The index read and copied made it 2.9 and 5.8 MB. Both files are now read once,
 // where they stay: into the chunker's compiled memory (o200k_base), or into a buffer of their own.
+/** gpt-tokenizer's order of byte arrays (compareUint8Arrays). */
+function compareBytes(a, b) {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
 function viewOf(file, Type) {
   return file.byteOffset % Type.BYTES_PER_ELEMENT === 0
     ? new Type(file.buffer, file.byteOffset, file.byteLength / Type.BYTES_PER_ELEMENT)
@@ -128,16 +134,45 @@ function fromIndex(GptEncoding, name, dir, chunker) {
   for (const rank in bytes) decoder[rank] = bytes[rank];
   decoder.length = n;
   // The processor's constructor walks the decoder with forEach, which visits every index of the
-  // sparse array (n of them, ~10 ms for o200k): it is given the same entries, in the same order,
-  // from the ranks that are there.
-  Object.defineProperty(decoder, 'forEach', {
-    value(visit) {
-      for (const rank in bytes) visit(bytes[rank], Number(rank), decoder);
-    },
-  });
+  // sparse array (n of them, ~10 ms for o200k), to list the tokens that are not valid UTF-8. It
+  // visits none here: those lists are read only to look up a pair of bytes that is not valid UTF-8
+  // (BPE of a chunk beyond ASCII) or to decode such a token, and nonUtf below makes them on first
+  // need, as the constructor does. Made at load, they took ~8 ms of a short process's start.
+  Object.defineProperty(decoder, 'forEach', { value() {} });
   const api = GptEncoding.getEncodingApi(name, () => decoder);
   const core = api.bytePairEncodingCoreProcessor;
-  // Whether text[start, end) is a token of its own: the same lookup as get() below, on the range.
+  const Core = Object.getPrototypeOf(core);
+  let listed = false;
+  const nonUtf = () => {
+    if (listed) return;
+    listed = true;
+    const sorted = [];
+    for (const rank in bytes) {
+      const tokenBytes = new Uint8Array(bytes[rank]);
+      sorted.push([tokenBytes, Number(rank)]);
+      core.bytePairNonUtfRankDecoder.set(Number(rank), tokenBytes);
+    }
+    core.bytePairNonUtfSortedEncoder = sorted.sort((a, b) => compareBytes(a[0], b[0]));
+  };
+  core.binarySearch = function (key) {
+    nonUtf();
+    return Core.binarySearch.call(this, key);
+  };
+  /** The rank of text[start, end), whose hash is h, or NONE: the lookup of get() below, on a range. */
+  const NONE = 0x7fffffff;
+  const rankIn = (text, start, end, h) => {
+    const length = end - start;
+    for (let i = (h >>> 0) & mask; ; i = (i + 1) & mask) {
+      const rank = table[i] - 1;
+      if (rank < 0) return NONE;
+      const at = offsets[rank];
+      if (offsets[rank + 1] - at !== length) continue;
+      let k = 0;
+      while (k < length && units[at + k] === text.charCodeAt(start + k)) k++;
+      if (k === length) return rank;
+    }
+  };
+  // Whether text[start, end) is a token of its own, looked up where it stands in the text.
   // The tokens found recently are kept by hash in a small table (where they sit in the token text,
   // and their length), checked character by character: it stays in the processor's cache, where
   // the rank index (megabytes) does not.
@@ -156,34 +191,18 @@ function fromIndex(GptEncoding, name, dir, chunker) {
       while (k < length && units[at + k] === text.charCodeAt(start + k)) k++;
       if (k === length) return true;
     }
-    for (let i = (h >>> 0) & mask; ; i = (i + 1) & mask) {
-      const rank = table[i] - 1;
-      if (rank < 0) return false;
-      const at = offsets[rank];
-      if (offsets[rank + 1] - at !== length) continue;
-      let k = 0;
-      while (k < length && units[at + k] === text.charCodeAt(start + k)) k++;
-      if (k === length) {
-        hotHash[slot] = h;
-        hotAt[slot] = at;
-        hotLength[slot] = length;
-        return true;
-      }
-    }
+    const rank = rankIn(text, start, end, h);
+    if (rank === NONE) return false;
+    hotHash[slot] = h;
+    hotAt[slot] = offsets[rank];
+    hotLength[slot] = length;
+    return true;
   };
   core.bytePairStringRankEncoder = {
     get(key) {
-      const length = key.length;
-      if (length === 0) return undefined;
-      for (let i = hash(key) & mask; ; i = (i + 1) & mask) {
-        const rank = table[i] - 1;
-        if (rank < 0) return undefined;
-        const at = offsets[rank];
-        if (offsets[rank + 1] - at !== length) continue;
-        let k = 0;
-        while (k < length && units[at + k] === key.charCodeAt(k)) k++;
-        if (k === length) return rank;
-      }
+      if (key.length === 0) return undefined;
+      const rank = rankIn(key, 0, key.length, hash(key));
+      return rank === NONE ? undefined : rank;
     },
   };
   core.tryDecodeToken = function (rank) {
@@ -191,6 +210,7 @@ function fromIndex(GptEncoding, name, dir, chunker) {
       const at = offsets[rank];
       const end = offsets[rank + 1];
       if (end > at) return String.fromCharCode.apply(null, units.subarray(at, end));
+      nonUtf();
       const fromBinary = this.bytePairNonUtfRankDecoder.get(rank);
       if (fromBinary) return fromBinary;
     }
@@ -204,11 +224,106 @@ function fromIndex(GptEncoding, name, dir, chunker) {
   // every count is the same. Its merge cache (token arrays of up to 100,000 chunks) mostly served
   // counting; encode keeps a small one.
   const split = new RegExp(core.tokenSplitRegex.source, core.tokenSplitRegex.flags);
+  // BPE of a chunk, counted: the processor's bytePairMerge over the chunk's UTF-8 bytes, the same
+  // merges in the same order, so the same number of parts. The processor cuts out each pair of
+  // parts, checks it and decodes it (a TextDecoder call per lookup), or finds a pair that is not
+  // valid UTF-8 by binary search in a list it sorts at load; that made most of a short process's
+  // count and ~8 ms of its start. Here a pair that starts and ends where a character does (valid
+  // UTF-8, as the chunk is) is looked up where it stands in the chunk, and any other pair (part of
+  // a character) in a map of the tokens that are not valid UTF-8, made on first need. A chunk
+  // with a lone surrogate (which UTF-8 cannot carry) goes to the processor.
+  const rankAt = (text, start, end) => {
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return rankIn(text, start, end, h);
+  };
+  let byteRanks;
+  const byteRankAt = (from, start, end) => {
+    if (byteRanks === undefined) {
+      byteRanks = new Map();
+      for (const rank in bytes) byteRanks.set(String.fromCharCode.apply(null, bytes[rank]), Number(rank));
+    }
+    let key = '';
+    for (let i = start; i < end; i++) key += String.fromCharCode(from[i]);
+    const rank = byteRanks.get(key);
+    return rank === undefined ? NONE : rank;
+  };
+  // the chunk's UTF-8 bytes, the character each byte offset starts (-1 inside one), the parts
+  // [starts[i], starts[i + 1]) and the rank of parts i and i + 1 joined
+  let utf8 = new Uint8Array(256);
+  let unitAt = new Int32Array(257);
+  let starts = new Int32Array(257);
+  let pairs = new Int32Array(257);
+  const pairRank = (chunk, start, end) => {
+    const from = unitAt[start];
+    const to = unitAt[end];
+    return from >= 0 && to >= 0 ? rankAt(chunk, from, to) : byteRankAt(utf8, start, end);
+  };
+  const mergeCount = (chunk) => {
+    const length = chunk.length;
+    if (3 * length >= utf8.length) {
+      utf8 = new Uint8Array(6 * length);
+      unitAt = new Int32Array(6 * length + 1);
+      starts = new Int32Array(6 * length + 1);
+      pairs = new Int32Array(6 * length + 1);
+    }
+    let n = 0;
+    for (let i = 0; i < length; i++) {
+      const c = chunk.charCodeAt(i);
+      unitAt[n] = i;
+      if (c < 0x80) utf8[n++] = c;
+      else if (c < 0x800) {
+        utf8[n++] = 0xc0 | (c >> 6);
+        unitAt[n] = -1;
+        utf8[n++] = 0x80 | (c & 0x3f);
+      } else if (c < 0xd800 || c > 0xdfff) {
+        utf8[n++] = 0xe0 | (c >> 12);
+        unitAt[n] = -1;
+        utf8[n++] = 0x80 | ((c >> 6) & 0x3f);
+        unitAt[n] = -1;
+        utf8[n++] = 0x80 | (c & 0x3f);
+      } else {
+        const low = chunk.charCodeAt(i + 1);
+        if (c > 0xdbff || !(low >= 0xdc00 && low <= 0xdfff)) return core.bytePairEncode(chunk).length;
+        const p = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+        i++;
+        utf8[n++] = 0xf0 | (p >> 18);
+        unitAt[n] = -1;
+        utf8[n++] = 0x80 | ((p >> 12) & 0x3f);
+        unitAt[n] = -1;
+        utf8[n++] = 0x80 | ((p >> 6) & 0x3f);
+        unitAt[n] = -1;
+        utf8[n++] = 0x80 | (p & 0x3f);
+      }
+    }
+    unitAt[n] = length;
+    for (let i = 0; i <= n; i++) {
+      starts[i] = i;
+      pairs[i] = i < n - 1 ? pairRank(chunk, i, i + 2) : NONE;
+    }
+    let m = n + 1;
+    for (;;) {
+      let lowest = NONE;
+      let at = -1;
+      for (let i = 0; i < m - 1; i++) {
+        if (pairs[i] < lowest) {
+          lowest = pairs[i];
+          at = i;
+        }
+      }
+      if (at < 0) return m - 1;
+      for (let i = at + 1; i < m - 1; i++) starts[i] = starts[i + 1];
+      for (let i = at; i < m - 1; i++) pairs[i] = pairs[i + 1];
+      m--;
+      pairs[at] = at + 2 < m ? pairRank(chunk, starts[at], starts[at + 2]) : NONE;
+      if (at > 0) pairs[at - 1] = pairRank(chunk, starts[at - 1], starts[at + 1]);
+    }
+  };
   let counts = new Map();
   const countChunk = (chunk) => {
     let c = counts.get(chunk);
     if (c === undefined) {
-      c = core.getBpeRankFromString(chunk) !== undefined ? 1 : core.bytePairEncode(chunk).length;
+      c = core.getBpeRankFromString(chunk) !== undefined ? 1 : mergeCount(chunk);
       if (chunk.length <= 48) {
         if (counts.size >= 32768) counts = new Map();
         counts.set(chunk, c);

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { randomString } from '../engine/helpers.js';
+import { randomString, rng } from '../engine/helpers.js';
 
 /**
  * The tokenizers the built package counts with (dist/vendor, written by
@@ -58,6 +58,40 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('vendored %s', (name) => {
       expect(vendored[name].encode(text)).toEqual(tokens);
       expect(vendored[name].countTokens(text)).toBe(tokens.length);
       expect(vendored[name].decode(tokens)).toBe(original[name].decode(tokens));
+    }
+  });
+
+  it("counts chunks of several tokens as gpt-tokenizer's BPE merges them", () => {
+    // The count merges each chunk's UTF-8 bytes itself (bundle-vendor.js, mergeCount): pairs
+    // within one character (found among the tokens that are not valid UTF-8), pairs of whole
+    // characters, astral ones, ties between equal pairs; a lone surrogate goes to gpt-tokenizer.
+    const pieces = ['é', 'ß', 'Ж', 'λ', '中', '語', '한', '→', '—', '…', '⎯', '─', '✓', '❯', '·', '©'];
+    const alphabet = [
+      ...pieces,
+      '😀',
+      '🎉',
+      '👍🏽',
+      '\u0301',
+      '\u200b',
+      '\ud800',
+      '\udfff',
+      'ab',
+      'Q',
+      '7',
+      ' ',
+      '_',
+      '/',
+    ];
+    const random = rng(23);
+    const fuzz = Array.from({ length: 4000 }, () =>
+      randomString(random, alphabet, 1 + Math.floor(random() * 40)),
+    );
+    const runs = pieces.map((c, i) => c.repeat(5 + 17 * i));
+    // equal pairs merge leftmost first: taken rightmost first, these count otherwise
+    const ties = ['ee-eeeeee', 'ba'.repeat(11), 'baeebaeeeebabababa', 'abeeeeeeeeeeabeeeeeeabee'];
+    const ascii = [...ties, 'xQzzkpwvXQZZKPWV', '0x7fffffff'.repeat(9), 'd41d8cd98f00b204e9800998ecf8427e'];
+    for (const text of [...fuzz, ...runs, ...ascii]) {
+      expect(vendored[name].countTokens(text)).toBe(original[name].encode(text).length);
     }
   });
 
