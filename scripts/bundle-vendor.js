@@ -94,24 +94,25 @@ for (const name of ['o200k_base', 'cl100k_base']) {
   writeFileSync(join(vendor, `${name}.bytes.json`), JSON.stringify(bytes));
 }
 
-// Builds an encoding from its index (see above): gpt-tokenizer's own constructor runs on the
-// byte-array tokens only, then its string -> rank Map and rank -> token lookups are replaced.
+// Builds an encoding from its index (see above): gpt-tokenizer's own constructor is given no
+// tokens (the byte-array ones are listed on first need), then its string -> rank Map, rank ->
+// token lookups and the count's BPE are replaced.
 const RANK_INDEX = `function hash(key) {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
-// The files are read so that no file-sized buffer is freed (issue 19): glibc serves a large
-// allocation with a mapping of its own, and when one is freed it raises its mmap threshold to that
-// size, and its trim threshold (the freed memory each arena keeps) to twice that, for the rest of
-// the process. The index read and copied made it 2.9 and 5.8 MB. Both files are now read once,
-// where they stay: into the chunker's compiled memory (o200k_base), or into a buffer of their own.
 /** gpt-tokenizer's order of byte arrays (compareUint8Arrays). */
 function compareBytes(a, b) {
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
 }
+// The files are read so that no file-sized buffer is freed (issue 19): glibc serves a large
+// allocation with a mapping of its own, and when one is freed it raises its mmap threshold to that
+// size, and its trim threshold (the freed memory each arena keeps) to twice that, for the rest of
+// the process. The index read and copied made it 2.9 and 5.8 MB. Both files are now read once,
+// where they stay: into the chunker's compiled memory (o200k_base), or into a buffer of their own.
 function viewOf(file, Type) {
   return file.byteOffset % Type.BYTES_PER_ELEMENT === 0
     ? new Type(file.buffer, file.byteOffset, file.byteLength / Type.BYTES_PER_ELEMENT)
@@ -135,9 +136,10 @@ function fromIndex(GptEncoding, name, dir, chunker) {
   decoder.length = n;
   // The processor's constructor walks the decoder with forEach, which visits every index of the
   // sparse array (n of them, ~10 ms for o200k), to list the tokens that are not valid UTF-8. It
-  // visits none here: those lists are read only to look up a pair of bytes that is not valid UTF-8
-  // (BPE of a chunk beyond ASCII) or to decode such a token, and nonUtf below makes them on first
-  // need, as the constructor does. Made at load, they took ~8 ms of a short process's start.
+  // visits none here: those lists are read only by gpt-tokenizer's own BPE, to look up a pair of
+  // bytes that is not valid UTF-8 (encode, and a count's chunk with a lone surrogate; other counts
+  // use mergeCount below), and to decode such a token. nonUtf makes them on first need, as the
+  // constructor does. Made at load, they took ~8 ms of a short process's start.
   Object.defineProperty(decoder, 'forEach', { value() {} });
   const api = GptEncoding.getEncodingApi(name, () => decoder);
   const core = api.bytePairEncodingCoreProcessor;
@@ -158,8 +160,8 @@ function fromIndex(GptEncoding, name, dir, chunker) {
     nonUtf();
     return Core.binarySearch.call(this, key);
   };
-  /** The rank of text[start, end), whose hash is h, or NONE: the lookup of get() below, on a range. */
   const NONE = 0x7fffffff;
+  /** The rank of text[start, end), whose hash is h, or NONE: the lookup of get() below, on a range. */
   const rankIn = (text, start, end, h) => {
     const length = end - start;
     for (let i = (h >>> 0) & mask; ; i = (i + 1) & mask) {
