@@ -126,7 +126,10 @@ function writeMessages(
     let changed = false;
     for (const i of members) {
       const out = outOf.get(i);
-      if (out !== undefined && out.content !== parsed.messages[i]!.content) changed = true;
+      if (out !== undefined && out.content !== parsed.messages[i]!.content) {
+        changed = true;
+        break;
+      }
     }
     if (!changed) continue;
     const outs = keptOutputs(members, outOf);

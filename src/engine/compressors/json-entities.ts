@@ -72,21 +72,26 @@ function shortened(v: unknown, walk: EntityWalk): unknown {
   let before: Record<string, unknown> | undefined;
   for (let i = 0; i < keys.length && before === undefined; i++) before = walk.earlier.get(keys[i]!);
   if (before) {
-    const identity = new Set(keys.map((k) => k.slice(0, k.indexOf('='))));
+    const identity = new Set<string>();
+    for (const k of keys) identity.add(k.slice(0, k.indexOf('=')));
+    // each field compared once: the fields shown again as they were
+    const same = new Uint8Array(fields.length);
     let unchanged = 0;
-    for (const k of fields) {
-      const c = obj[k];
-      if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
+    for (let f = 0; f < fields.length; f++) {
+      const k = fields[f]!;
+      if (
+        !identity.has(k) &&
+        Object.hasOwn(before, k) &&
+        JSON.stringify(before[k]) === JSON.stringify(obj[k])
+      ) {
+        same[f] = 1;
         unchanged++;
+      }
     }
     if (unchanged >= MIN_UNCHANGED) {
       const out: Record<string, unknown> = {};
-      for (const k of fields) {
-        const c = obj[k];
-        if (!identity.has(k) && Object.hasOwn(before, k) && JSON.stringify(before[k]) === JSON.stringify(c))
-          continue;
-        setField(out, k, shortened(c, walk));
-      }
+      for (let f = 0; f < fields.length; f++)
+        if (!same[f]) setField(out, fields[f]!, shortened(obj[fields[f]!], walk));
       walk.omitted += unchanged;
       out['…'] = walk.note(unchanged);
       return out;
