@@ -1,4 +1,3 @@
-import { callScopedMap, inCall } from '../call-scope.js';
 import { extractIdentifiers, isNameLike } from '../identifiers.js';
 import type { KnownNames } from '../known.js';
 import { approxTokens, isBlank } from './lines.js';
@@ -12,26 +11,19 @@ import { approxTokens, isBlank } from './lines.js';
 const VOLATILE_RE =
   /^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.,]*(?:Z|[+-]\d\d:?\d\d)?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+\.\d+(?:e[+-]?\d+)?|\d{1,5})$/i;
 
-/**
- * Stable identifiers of the lines (and items) seen in this engine call: a
- * selection asks for a line's identifiers when it looks for new ones and
- * again for the index of what it omitted. Callers never modify the lists.
- */
-const stableInCall = callScopedMap<string, readonly string[]>();
-/** Lines remembered per call at most (a huge body's lines are asked about once or twice each anyway). */
-const STABLE_IN_CALL_MAX = 100_000;
 const NO_IDS: readonly string[] = [];
 
-/** Identifiers of a line that are stable names, not per-line noise. */
+/**
+ * Identifiers of a line that are stable names, not per-line noise. Found
+ * again when asked again (a selection asks of most lines twice: for new
+ * names, then for the omitted part's index): a call-scoped map of lines to
+ * their lists cost more than the second scan, each new line hashed by V8 to
+ * be looked up (two servers taking turns on new ~91k conversations: ~0.25 ms
+ * less before forwarding without the map, docs/perf.md).
+ */
 export function stableIdentifiers(line: string): readonly string[] {
   if (line.length < 5) return NO_IDS;
-  if (!inCall()) return stableOf(line);
-  let ids = stableInCall.get(line);
-  if (ids === undefined) {
-    ids = stableOf(line);
-    if (stableInCall.size < STABLE_IN_CALL_MAX) stableInCall.set(line, ids);
-  }
-  return ids;
+  return stableOf(line);
 }
 
 function stableOf(line: string): readonly string[] {
