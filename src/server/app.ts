@@ -23,7 +23,7 @@ import { withExactPosts } from './exact-posts.js';
 export type { RoutePlugin } from './context.js';
 
 import { guardsPlugin } from './guards/plugin.js';
-import { collectWhenIdle, paceFullCollections } from './idle-gc.js';
+import { collectWhenIdle, paceFullCollections, scavengeWhenIdle } from './idle-gc.js';
 import { LargeBodyPool, workerScript } from './large-body/pool.js';
 import { MMAP_THRESHOLD, TRIM_THRESHOLD, tuneMalloc } from './malloc.js';
 import { requestLogRoutes } from './observers/request-log.js';
@@ -181,6 +181,7 @@ export async function createSvcServer(options: SvcServerOptions): Promise<SvcSer
     for (const plugin of PLUGINS) await plugin(app, ctx);
     paceFullCollections();
     collectWhenIdle(ctx);
+    scavengeWhenIdle(ctx);
   } catch (err) {
     await store?.close();
     throw err;
