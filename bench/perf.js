@@ -46,7 +46,9 @@ import {
   bodyPool,
   cpuMs,
   memoryParts,
+  mockControl,
   postMessages,
+  quiet,
   rssMb,
   sleep,
   smallSession,
@@ -100,33 +102,6 @@ async function send(pool, body) {
   const t0 = performance.now();
   await postMessages(pool, body);
   return performance.now() - t0;
-}
-
-/** GETs `path` of the mock upstream (its `/__watch` and `/__arrival` controls) and returns the answer. */
-async function mockControl(direct, path) {
-  const res = await direct.request({ method: 'GET', path });
-  return res.body.text();
-}
-
-/** Quiet: under this much of the target's CPU in one `QUIET_WINDOW_MS`. */
-const QUIET_CPU_MS = 0.1;
-const QUIET_WINDOW_MS = 5;
-
-/**
- * Waits until process `pid` is quiet (see `QUIET_CPU_MS`), at most `maxMs`:
- * the work a request leaves for after its response (the exact token counts
- * of the stats) is then done, and neither lands in the next request's
- * window nor is left out of its own request's CPU.
- */
-async function quiet(pid, maxMs = 2000) {
-  const end = performance.now() + maxMs;
-  let last = cpuMs(pid);
-  while (performance.now() < end) {
-    await sleep(QUIET_WINDOW_MS);
-    const now = cpuMs(pid);
-    if (now - last < QUIET_CPU_MS) return;
-    last = now;
-  }
 }
 
 /**

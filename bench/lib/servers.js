@@ -1,8 +1,9 @@
 /**
  * The processes and bodies the speed and memory benches share (bench/perf.js,
  * bench/memory.js): `svc serve` and helper servers on loopback, a process's
- * RSS and CPU from /proc, `service_memory_bytes` from /metrics, the sessions
- * of the ~1k and ~91k bodies, and pools of different sessions for "fresh" requests.
+ * RSS and CPU from /proc (and the wait for a quiet one), `service_memory_bytes`
+ * from /metrics, the mock upstream's controls, the sessions of the ~1k and
+ * ~91k bodies, and pools of different sessions for "fresh" requests.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { generateSession } from '../../fixtures/generate.js';
 import { proseDoc } from '../../fixtures/lib/content.js';
 import { buildSession, toMessagesBody } from '../../fixtures/lib/conversation.js';
 import { createRng } from '../../fixtures/lib/rng.js';
+import { cpuMs } from './cpu.js';
 import { ROOT } from './measure.js';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -23,7 +25,7 @@ export function rssMb(pid) {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
-export { cpuMs } from './cpu.js';
+export { cpuMs };
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -87,16 +89,17 @@ function guardFlags(guards) {
 /**
  * Spawns `svc serve` against `upstream` (`guardFlags`, a throwaway
  * SERVICE_HOME `home`, `extra` flags, `env` added), resolving when
- * GET /health answers 200, with the time that took.
+ * GET /health answers 200, with the time that took. `root`: the checkout
+ * whose build runs (this one by default).
  */
-export async function spawnSvc(upstream, { home, extra = [], env = {}, guards = false }) {
+export async function spawnSvc(upstream, { home, extra = [], env = {}, guards = false, root = ROOT }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
     [
-      join(ROOT, 'bin/run.js'),
+      join(root, 'bin/run.js'),
       'serve',
       '--port',
       String(port),
@@ -221,4 +224,31 @@ export function bodyPool(session, count, { agent = false, unique = false } = {})
         : text;
     },
   };
+}
+
+/** GETs `path` of the mock upstream (its `/__watch` and `/__arrival` controls) and returns the answer. */
+export async function mockControl(direct, path) {
+  const res = await direct.request({ method: 'GET', path });
+  return res.body.text();
+}
+
+/** Quiet: under this much of the target's CPU in one `QUIET_WINDOW_MS`. */
+const QUIET_CPU_MS = 0.1;
+const QUIET_WINDOW_MS = 5;
+
+/**
+ * Waits until process `pid` is quiet (see `QUIET_CPU_MS`), at most `maxMs`:
+ * the work a request leaves for after its response (the exact token counts
+ * of the stats) is then done, and neither lands in the next request's
+ * window nor is left out of its own request's CPU.
+ */
+export async function quiet(pid, maxMs = 2000) {
+  const end = performance.now() + maxMs;
+  let last = cpuMs(pid);
+  while (performance.now() < end) {
+    await sleep(QUIET_WINDOW_MS);
+    const now = cpuMs(pid);
+    if (now - last < QUIET_CPU_MS) return;
+    last = now;
+  }
 }

@@ -127,7 +127,7 @@ function forcedScavenges(): { count(): number; stop(): void } {
   let n = 0;
   const observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      const { kind, flags } = e.detail as { kind: number; flags: number };
+      const { kind, flags } = (e as PerformanceEntry & { detail: { kind: number; flags: number } }).detail;
       if (kind === constants.NODE_PERFORMANCE_GC_MINOR && flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED)
         n++;
     }
