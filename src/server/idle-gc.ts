@@ -171,19 +171,20 @@ export function youngGeneration(): { used: number; capacity: number } | undefine
  * Young-generation collections between requests instead of on their path
  * (issue 19). V8 collects its young generation when it is full, at whatever
  * point of whichever request fills it: a new ~91k-token conversation
- * allocates ~9 MB on its way upstream, so about every other one paused for
- * a scavenge before it was forwarded (2-5 ms, and V8's helper threads with
- * it), copying that request's live objects, the parsed body among them.
+ * allocates ~9 MB on its way upstream, so more than a third of them paused
+ * for a scavenge before they were forwarded (~3 ms each, and V8's helper
+ * threads with it), copying that request's live objects, the parsed body
+ * among them.
  * Here, once a request has finished (its stats counted) and none is running,
  * the young generation is collected if it is at least half full: the next
  * request starts with at least half of it free, the objects copied are only
  * those that outlive their request (what the memos keep for later turns),
- * and the pause falls where nobody waits. Two servers taking turns on new
- * ~91k conversations: ~0.5 ms less CPU before forwarding and ~2 ms less CPU
- * a request in all (docs/perf.md). Under a steady load no request finishes
- * with none running, and V8 collects as it would; a server of small or
- * memoized requests fills half its young generation over many of them, so
- * this adds at most one collection to each one V8 would have made.
+ * and the pause falls where nobody waits (two servers taking turns on new
+ * ~91k conversations: ~0.5 ms less CPU before forwarding, docs/perf.md).
+ * Under a steady load no request finishes with none running, and V8
+ * collects as it would; a server of small or memoized requests fills half
+ * its young generation over many of them, so this adds at most one
+ * collection to each one V8 would have made.
  */
 export function scavengeWhenIdle(
   ctx: Pick<ServerContext, 'bus' | 'inFlight' | 'onClose'>,
