@@ -174,13 +174,13 @@ export function youngGeneration(): { used: number; capacity: number } | undefine
  * allocates ~9 MB on its way upstream, so more than a third of them paused
  * for a scavenge before they were forwarded (~3 ms each, and V8's helper
  * threads with it), copying that request's live objects, the parsed body
- * among them.
- * Here, once a request has finished (its stats counted) and none is running,
- * the young generation is collected if it is at least half full: the next
- * request starts with at least half of it free, the objects copied are only
- * those that outlive their request (what the memos keep for later turns),
- * and the pause falls where nobody waits (two servers taking turns on new
- * ~91k conversations: ~0.5 ms less CPU before forwarding, docs/perf.md).
+ * among them. Here, once a request has finished (its stats counted) and
+ * none is running, the young generation is collected if it is at least half
+ * full: the next request starts with at least half of it free, the objects
+ * copied are only those that outlive their request (what the memos keep for
+ * later turns), and the pause falls where nobody waits (two servers taking
+ * turns on new ~91k conversations: ~0.5 ms less CPU before forwarding,
+ * docs/perf.md).
  * Under a steady load no request finishes with none running, and V8
  * collects as it would; a server of small or memoized requests fills half
  * its young generation over many of them, so this adds at most one
