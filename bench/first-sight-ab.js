@@ -73,8 +73,11 @@ if (!existsSync(join(other, 'dist', 'src', 'engine', 'index.js'))) {
 }
 const bodies = bodyPool(agentSession, WARMUP + PAIRS + 2, { agent: true });
 const homes = [0, 1].map(() => mkdtempSync(join(os.tmpdir(), 'svc-ab-')));
-const servers = [await start(ROOT, homes[0]), await start(other, homes[1])];
+const servers = [];
 try {
+  // started inside the try: a second server that fails to start still stops the first
+  servers.push(await start(ROOT, homes[0]));
+  servers.push(await start(other, homes[1]));
   for (let i = 0; i < WARMUP; i++) for (const s of servers) await send(s, bodies.fresh(i), false);
   for (let k = 0; k < PAIRS; k++) {
     const body = bodies.fresh(WARMUP + k);
