@@ -28,7 +28,11 @@ export function inCall(): boolean {
 
 /** A map emptied when the outermost engine call ends. */
 export function callScopedMap<K, V>(): Map<K, V> {
-  const map = new Map<K, V>();
-  clearers.push(() => map.clear());
-  return map;
+  return callScoped(new Map<K, V>());
+}
+
+/** `memo`, emptied when the outermost engine call ends. */
+export function callScoped<T extends { clear(): void }>(memo: T): T {
+  clearers.push(() => memo.clear());
+  return memo;
 }

@@ -393,6 +393,9 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
   const preTokens = chunks && ((text: string, enough?: number): number => scaled(chunks(text, enough)));
   const atLeast = (text: string, enough = Number.POSITIVE_INFINITY): number => {
     if (text.length === 0) return 0;
+    // pre-tokens up to a finite `enough` take less than a lookup: the memo is keyed by the text,
+    // which V8 would hash (all of it, for a new text; see text-map.ts) to look it up
+    if (preTokens && enough !== Number.POSITIVE_INFINITY) return preTokens(text, enough);
     const n = memo.get(text);
     if (n !== undefined) return scaled(n);
     return preTokens ? preTokens(text, enough) : countText(text);
@@ -403,6 +406,7 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     const n = known ? memo.get(text) : undefined;
     return scaled(n ?? Buffer.byteLength(text, 'utf8'));
   };
+  const bytesAtMost = (text: string): number => atMost(text, false);
   return {
     encoding: exact ? encoding : 'estimate',
     exact,
@@ -411,7 +415,14 @@ function makeTokenizer(encoding: EncodingName, exact: boolean): Tokenizer {
     atLeast,
     atMost,
     ...(preTokens && { preTokens }),
-    countMessagesAtMost: (messages) => sumMessages(messages, counted, atMost, false),
+    countMessagesAtMost: (messages, within) => {
+      // the bytes alone first: looking a new text up among the counts has V8 hash all of it (text-map.ts)
+      if (within !== undefined) {
+        const loose = sumMessages(messages, counted, bytesAtMost, false);
+        if (loose <= within) return loose;
+      }
+      return sumMessages(messages, counted, atMost, false);
+    },
     countMessages: (messages) => sumMessages(messages, counted, countText, true),
   };
 }

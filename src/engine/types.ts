@@ -124,8 +124,13 @@ export interface Tokenizer {
    * count exactly.
    */
   preTokens?(text: string, enough?: number): number;
-  /** An upper bound on `countMessages(messages)`, from `atMost` and the per-message counts known. */
-  countMessagesAtMost?(messages: readonly ChatMessage[]): number;
+  /**
+   * An upper bound on `countMessages(messages)`, from `atMost` and the
+   * per-message counts known. With `within`, a bound at or under it from the
+   * texts' UTF-8 bytes alone is returned as it is: the counts memoized by
+   * text are looked up only when that bound is above it.
+   */
+  countMessagesAtMost?(messages: readonly ChatMessage[], within?: number): number;
 }
 
 /** Memoization of per-content results across requests (principle 4). */

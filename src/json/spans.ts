@@ -5,8 +5,8 @@
  * A small scanner rather than a full tree: it only descends where an edit is.
  */
 
-import { LRUCache } from 'lru-cache';
 import { ENTRY_OVERHEAD, engineMemoLimit, registerEngineMemo } from '../engine/memo-budget.js';
+import { TextLru } from '../engine/text-map.js';
 import { type Pause, requestPaths } from '../quiet.js';
 
 /** A path into a JSON document: object keys and array indices. */
@@ -129,17 +129,18 @@ export function detached(s: string): string {
 const SPELLED_MEMO_FROM = 256;
 
 /**
- * Spelled lengths of long strings seen recently, keyed by the string: the
- * splicer skips every earlier message of a conversation on each turn, and a
- * map lookup (whose string hash the engine has usually computed already) is
- * far cheaper than measuring the text again (principle 4). Exact; bounded by
+ * Spelled lengths of long strings seen recently, by the string: the splicer
+ * skips every earlier message of a conversation on each turn, and a lookup
+ * (by length, then a comparison with the same string object: `TextLru`, no
+ * V8 string hash) is far cheaper than measuring the text again (principle
+ * 4). Exact; bounded by
  * the bytes of the strings it holds, as V8 keeps them (the server's share of
  * `--memo-max-bytes`, see memo-budget.ts).
  */
 let spelledMemo = createSpelledMemo(engineMemoLimit('spelled_lengths'));
 
-function createSpelledMemo(maxBytes: number): LRUCache<string, number> {
-  return new LRUCache<string, number>({ maxSize: maxBytes });
+function createSpelledMemo(maxBytes: number): TextLru<number> {
+  return new TextLru<number>(maxBytes);
 }
 
 registerEngineMemo('spelled_lengths', {
@@ -196,7 +197,7 @@ async function measureUnmeasured(pause: Pause): Promise<void> {
     const n = measureSpelled(value);
     // a string with any character past Latin-1 is kept two bytes a character
     const width = wide ? 2 : 1;
-    spelledMemo.set(value, n, { size: width * value.length + SPELLED_ENTRY_BYTES });
+    spelledMemo.set(value, n, width * value.length + SPELLED_ENTRY_BYTES);
     const p = pause();
     if (p) await p;
   }

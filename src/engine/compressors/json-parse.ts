@@ -1,4 +1,5 @@
-import { callScopedMap, inCall } from '../call-scope.js';
+import { callScoped, inCall } from '../call-scope.js';
+import { TextMap } from '../text-map.js';
 
 /** A tool output that is JSON, possibly after a short preamble (`HTTP 200`). */
 export interface ParsedJson {
@@ -69,9 +70,10 @@ export function parseJsonLines(lines: readonly string[]): unknown[] | null {
  * detects a type by parsing, the JSON compressor parses the same output, and
  * the history scans parse it again for later messages. Parsed values are
  * never modified (compressors build new ones). Emptied when the engine call
- * ends (`call-scope.ts`), so nothing is kept between requests.
+ * ends (`call-scope.ts`), so nothing is kept between requests. Keyed by
+ * length (`TextMap`): a `Map` would have V8 hash every new output.
  */
-const parsedInCall = callScopedMap<string, ParsedJson | null>();
+const parsedInCall = callScoped(new TextMap<ParsedJson | null>());
 const PARSED_IN_CALL_MAX = 256;
 const PARSED_IN_CALL_MAX_CHARS = 4 * 1024 * 1024;
 

@@ -70,7 +70,7 @@ export function fitToContext(
   const originals = deps.originals ?? messages;
   const budget = contextBudget(options.contextLimit, options.outputReserve);
   // Below the budget by the cheap upper bound: untouched, and counted only if asked (principle 4).
-  const atMost = budget === undefined ? 0 : (tokenizer.countMessagesAtMost?.(messages) ?? Infinity);
+  const atMost = budget === undefined ? 0 : (tokenizer.countMessagesAtMost?.(messages, budget) ?? Infinity);
   if (atMost <= (budget ?? 0)) return untouched(messages, budget, tokenizer.countMessages);
   const base = tokenizer.countMessages([]);
   const counts = messages.map((m) => messageTokens(tokenizer, m, base));

@@ -9,6 +9,7 @@ import {
   type Transform,
 } from '../pipeline.js';
 import { SMALL_OUTPUT_TOKENS } from '../settings.js';
+import { TextMap } from '../text-map.js';
 import type { ChatMessage } from '../types.js';
 
 /** What a duplicate's record was: its marker, the encoding it is counted in, and the pair (counted once read). */
@@ -40,25 +41,26 @@ export function createDedupeTransform(references = false): Transform {
   return {
     name: 'dedupe',
     run(state: PipelineState, env: PipelineEnv): void {
-      // keyed by the text itself: a Map compares texts as V8 hashes strings (once per string), so
-      // only a duplicate needs its SHA-256 (for its marker), not every output
-      const firstSeen = new Map<string, string>();
-      env.input.forEach((msg, i) => {
-        if (msg.role !== 'tool') return;
+      // keyed by the text itself, compared, not hashed (`TextMap`): only a duplicate needs its
+      // SHA-256 (for its marker), not every output. A loop, not a callback made per request (json-walk.ts).
+      const firstSeen = new TextMap<string>();
+      for (let i = 0; i < env.input.length; i++) {
+        const msg = env.input[i]!;
+        if (msg.role !== 'tool') continue;
         const units = textUnits(msg);
-        if (units.length !== 1) return;
+        if (units.length !== 1) continue;
         const text = units[0]!.text;
-        if (text.length < SMALL_OUTPUT_TOKENS * 2) return;
+        if (text.length < SMALL_OUTPUT_TOKENS * 2) continue;
         const first = firstSeen.get(text);
         if (first === undefined) {
           firstSeen.set(text, msg.tool_call_id ?? `message ${i}`);
-          return;
+          continue;
         }
         if (
           (env.tokenizer.atLeast?.(text) ?? env.tokenizer.countText(text)) < SMALL_OUTPUT_TOKENS &&
           env.tokenizer.countText(text) < SMALL_OUTPUT_TOKENS
         )
-          return;
+          continue;
         const hash = contentHash(text);
         const marker = references
           ? formatIdenticalTo(first)
@@ -78,7 +80,7 @@ export function createDedupeTransform(references = false): Transform {
           recorded.set(msg, known);
         }
         state.log.recordPair('dedupe', 'tool', known.pair);
-      });
+      }
     },
   };
 }
