@@ -13,21 +13,36 @@
 (module
   (memory (export "memory") 1)
 
-  ;; Writes the hash of the characters at [$from, $to) (byte addresses) at $out.
+  ;; Writes the hash of the characters at [$from, $to) (byte addresses) at $out:
+  ;; two characters a step (one 32-bit load, the first in the low half), the
+  ;; last one alone when their number is odd, then their number. Each lane
+  ;; multiplies, then folds its high bits down (a multiply carries bits up only).
   (func $hashTo (param $from i32) (param $to i32) (param $out i32)
-    (local $c i32) (local $h1 i32) (local $h2 i32)
+    (local $w i32) (local $h1 i32) (local $h2 i32) (local $pairs i32) (local $n i32)
+    (local.set $n (i32.shr_u (i32.sub (local.get $to) (local.get $from)) (i32.const 1)))
     (local.set $h1 (i32.const 0x811c9dc5))
     (local.set $h2 (i32.const 0x2545f491))
+    ;; where the pairs end: $to, or one character before it
+    (local.set $pairs (i32.sub (local.get $to) (i32.and (i32.sub (local.get $to) (local.get $from)) (i32.const 2))))
     (block $done
       (loop $next
-        (br_if $done (i32.ge_u (local.get $from) (local.get $to)))
-        (local.set $c (i32.load16_u (local.get $from)))
-        ;; lane 1: FNV-1a; lane 2: a multiply and a shift
-        (local.set $h1 (i32.mul (i32.xor (local.get $h1) (local.get $c)) (i32.const 0x01000193)))
-        (local.set $h2 (i32.mul (i32.xor (local.get $h2) (local.get $c)) (i32.const 0x5bd1e995)))
+        (br_if $done (i32.ge_u (local.get $from) (local.get $pairs)))
+        (local.set $w (i32.load (local.get $from)))
+        (local.set $h1 (i32.mul (i32.xor (local.get $h1) (local.get $w)) (i32.const 0x01000193)))
+        (local.set $h1 (i32.xor (local.get $h1) (i32.shr_u (local.get $h1) (i32.const 15))))
+        (local.set $h2 (i32.mul (i32.xor (local.get $h2) (local.get $w)) (i32.const 0x5bd1e995)))
         (local.set $h2 (i32.xor (local.get $h2) (i32.shr_u (local.get $h2) (i32.const 13))))
-        (local.set $from (i32.add (local.get $from) (i32.const 2)))
+        (local.set $from (i32.add (local.get $from) (i32.const 4)))
         (br $next)))
+    (if (i32.lt_u (local.get $from) (local.get $to))
+      (then
+        (local.set $w (i32.load16_u (local.get $from)))
+        (local.set $h1 (i32.mul (i32.xor (local.get $h1) (local.get $w)) (i32.const 0x01000193)))
+        (local.set $h1 (i32.xor (local.get $h1) (i32.shr_u (local.get $h1) (i32.const 15))))
+        (local.set $h2 (i32.mul (i32.xor (local.get $h2) (local.get $w)) (i32.const 0x5bd1e995)))
+        (local.set $h2 (i32.xor (local.get $h2) (i32.shr_u (local.get $h2) (i32.const 13))))))
+    ;; the number of characters: a text and the same text with a NUL more differ
+    (local.set $h1 (i32.mul (i32.xor (local.get $h1) (local.get $n)) (i32.const 0x01000193)))
     (i32.store (local.get $out) (local.get $h1))
     (i32.store offset=4 (local.get $out) (local.get $h2)))
 
