@@ -75,9 +75,18 @@ const QUANTITY_RE = /^\d+(?:\.\d+)?(?:[nµu]?s|ms|sec|secs|min|mins|[hdm]|[kmgtp
  * `4.50` cut from a JSON value is not a name a reader can look for.
  */
 export function isNameLike(id: string): boolean {
-  const core = id.replace(/^[.:,;@#/-]+/, '');
-  return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core) && !QUANTITY_RE.test(core);
+  let start = 0;
+  while (start < id.length && LEADING_CHARS.includes(id[start]!)) start++;
+  if (id.length - start < 5) return false;
+  // both patterns start with a digit: a core that does not is a name
+  const c = id.charCodeAt(start);
+  if (c < 48 || c > 57) return true;
+  const core = id.slice(start);
+  return !/^\d+(?:\.\d+)?$/.test(core) && !QUANTITY_RE.test(core);
 }
+
+/** What a name-like identifier's core does not start with (left out before it is judged). */
+const LEADING_CHARS = '.:,;@#/-';
 
 /**
  * `run` without its trailing punctuation. A loop, not `/[.:,;@#-]+$/`: the

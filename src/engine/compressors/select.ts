@@ -1,4 +1,4 @@
-import { extractIdentifiers, isNameLike } from '../identifiers.js';
+import { extractIdentifiers, ID_CLASS, ID_MARK, isNameLike, TRAILING_CHARS } from '../identifiers.js';
 import type { KnownNames } from '../known.js';
 import { approxTokens, isBlank } from './lines.js';
 
@@ -34,6 +34,9 @@ function stableOf(line: string): readonly string[] {
 
 // callbacks are module functions, not closures made per call: see json-walk.ts
 function isStable(id: string): boolean {
+  // every volatile form starts with a hexadecimal digit: an identifier that does not is stable
+  const c = id.charCodeAt(0) | 0x20;
+  if ((c < 0x30 || c > 0x39) && (c < 0x61 || c > 0x66)) return true;
   return !VOLATILE_RE.test(id);
 }
 
@@ -183,9 +186,30 @@ export function omittedIdentifiers(
 
 const NO_NAMES: ReadonlySet<string> = new Set();
 
+/** Shortest identifier: a shorter text holds none. */
+const MIN_ID = 5;
+
+/** The count of an identifier that never counts (a volatile one). */
+const IGNORED = -1;
+
+/** Class bits of each ASCII character: `ID_CLASS`'s (`ID_CHAR` 1, `ID_MARK` 2), and 4 for trailing punctuation. */
+const TRAILING = 4;
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++)
+  CLASS[c] =
+    ID_CLASS[c]! === 0 ? 0 : ID_CLASS[c]! | (TRAILING_CHARS.includes(String.fromCharCode(c)) ? TRAILING : 0);
+
+/** The last identifier `nextIdentifier` found: its start and end in its text, and the hash of its characters. */
+const SPAN = new Int32Array(3);
+
 /**
  * `omittedIdentifiers` where the names in `alsoSeen` count as seen earlier
  * too (looked up in both sets: the conversation's is not copied).
+ *
+ * Occurrences are found and counted where they are in the text
+ * (`IdentifierCounts`): an identifier is cut out of its line and judged
+ * (stable, name-like, seen before) the first time it occurs only, not at
+ * each occurrence as a string of its own.
  */
 export function omittedIdentifiersExcept(
   texts: readonly string[],
@@ -196,23 +220,37 @@ export function omittedIdentifiersExcept(
   shownTexts: readonly string[] = texts,
 ): string[] {
   // occurrences of each identifier in what is omitted, judged once: 0 for one that does not count
-  const counts = new Map<string, number>();
+  const counts = new IdentifierCounts();
   for (let i = 0; i < texts.length; i++) {
     if (keep[i] && shownTexts[i] === texts[i]) continue;
-    for (const id of stableIdentifiers(texts[i]!)) {
-      const n = counts.get(id);
-      if (n === undefined) counts.set(id, seen.has(id) || alsoSeen.has(id) || !isNameLike(id) ? 0 : 1);
-      else if (n > 0) counts.set(id, n + 1);
+    const text = texts[i]!;
+    if (text.length < MIN_ID) continue;
+    for (let at = nextIdentifier(text, 0); at >= 0; at = nextIdentifier(text, at)) {
+      const k = counts.find(text);
+      if (k >= 0) {
+        if (counts.count[k]! > 0) counts.count[k]! += 1;
+        continue;
+      }
+      const id = text.slice(SPAN[0]!, SPAN[1]!);
+      // a volatile one is never counted, as `stableIdentifiers` leaves it out
+      const n = !isStable(id) ? IGNORED : seen.has(id) || alsoSeen.has(id) || !isNameLike(id) ? 0 : 1;
+      counts.add(-1 - k, id, n);
     }
   }
   // nor does one the kept units show (looked up, not collected: most of theirs are not in `counts`)
   for (let i = 0; i < texts.length; i++) {
     if (!keep[i]) continue;
-    for (const id of stableIdentifiers(shownTexts[i]!)) if (counts.get(id)) counts.set(id, 0);
+    const text = shownTexts[i]!;
+    if (text.length < MIN_ID) continue;
+    for (let at = nextIdentifier(text, 0); at >= 0; at = nextIdentifier(text, at)) {
+      const k = counts.find(text);
+      if (k >= 0 && counts.count[k]! > 0) counts.count[k] = 0;
+    }
   }
   // most frequent first; ties in order of first appearance (the sort is stable)
   const ranked: Array<[string, number]> = [];
-  for (const [id, n] of counts) if (n > 0) ranked.push([id, n]);
+  for (let k = 0; k < counts.ids.length; k++)
+    if (counts.count[k]! > 0) ranked.push([counts.ids[k]!, counts.count[k]!]);
   ranked.sort(byCount);
   const out: string[] = [];
   let used = 0;
@@ -223,4 +261,100 @@ export function omittedIdentifiersExcept(
     used += cost;
   }
   return out;
+}
+
+/**
+ * The next identifier of `text` at or after `at`, as `extractIdentifiers`
+ * takes them (a run of identifier characters holding a mark, at least 5 long
+ * once trailing punctuation is left out), hashed on the way: its span and
+ * hash go to `SPAN`; returns where the next one may start, or -1 when there
+ * is none.
+ */
+function nextIdentifier(text: string, at: number): number {
+  const n = text.length;
+  let i = at;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || CLASS[c] === 0) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let keep = i;
+    let marks = 0;
+    let keepMarks = 0;
+    let h = 0x811c9dc5 | 0;
+    let keepHash = h;
+    for (; i < n; i++) {
+      const k = text.charCodeAt(i);
+      const cls = k < 128 ? CLASS[k]! : 0;
+      if (cls === 0) break;
+      marks |= cls;
+      h = Math.imul(h ^ k, 0x01000193);
+      if ((cls & TRAILING) === 0) {
+        keep = i + 1;
+        keepMarks = marks;
+        keepHash = h;
+      }
+    }
+    if (keep - start >= 5 && (keepMarks & ID_MARK) !== 0) {
+      SPAN[0] = start;
+      SPAN[1] = keep;
+      SPAN[2] = keepHash ^ (keepHash >>> 15);
+      return i;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Identifiers found by `nextIdentifier`, counted: an open-addressing table
+ * of their hashes and entries, the entries in order of first occurrence. A
+ * span matches an entry when its characters are the entry's (compared in
+ * place): exact, like a `Map` of the strings.
+ */
+class IdentifierCounts {
+  /** Per slot: the hash, and 1 + the entry's index (0: empty). */
+  private slots = new Int32Array(2 * 256);
+  readonly ids: string[] = [];
+  readonly count: number[] = [];
+
+  /** The entry of the identifier in `SPAN` (of `text`), or -1 - the slot where it would go. */
+  find(text: string): number {
+    const start = SPAN[0]!;
+    const length = SPAN[1]! - start;
+    const h = SPAN[2]!;
+    const { slots } = this;
+    const mask = (slots.length >> 1) - 1;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const entry = slots[2 * s + 1]!;
+      if (entry === 0) return -1 - s;
+      if (slots[2 * s] !== h) continue;
+      const id = this.ids[entry - 1]!;
+      if (id.length === length && text.startsWith(id, start)) return entry - 1;
+    }
+  }
+
+  /** Adds `id` (the identifier in `SPAN`) at `slot`, with count `n`. */
+  add(slot: number, id: string, n: number): void {
+    this.ids.push(id);
+    this.count.push(n);
+    this.slots[2 * slot] = SPAN[2]!;
+    this.slots[2 * slot + 1] = this.ids.length;
+    if (4 * this.ids.length >= this.slots.length) this.grow();
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    const slots = new Int32Array(2 * old.length);
+    const mask = (slots.length >> 1) - 1;
+    for (let k = 0; k < old.length; k += 2) {
+      if (old[k + 1] === 0) continue;
+      let s = old[k]! & mask;
+      while (slots[2 * s + 1] !== 0) s = (s + 1) & mask;
+      slots[2 * s] = old[k]!;
+      slots[2 * s + 1] = old[k + 1]!;
+    }
+    this.slots = slots;
+  }
 }
