@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { omittedIdentifiersExcept, stableIdentifiers } from '../../src/engine/compressors/select.js';
 import { approxTokens } from '../../src/engine/compressors/lines.js';
-import { isNameLike } from '../../src/engine/identifiers.js';
+import { extractIdentifiers, isNameLike } from '../../src/engine/identifiers.js';
 import { NameSet } from '../../src/engine/known.js';
 import { randomString, rng } from './helpers.js';
 
@@ -99,5 +99,36 @@ describe('omittedIdentifiersExcept', () => {
     const got = omittedIdentifiersExcept(texts, keep, new Set(), new Set(), 200);
     expect(got).toEqual(reference(texts, keep, new Set(), new Set(), 200));
     expect(got.length).toBeGreaterThan(10);
+  });
+});
+
+describe('the quick answers of the identifier filters', () => {
+  // the forms as the regexes alone judge them (select.ts, identifiers.ts)
+  const VOLATILE =
+    /^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.,]*(?:Z|[+-]\d\d:?\d\d)?|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+\.\d+(?:e[+-]?\d+)?|\d{1,5})$/i;
+  const QUANTITY = /^\d+(?:\.\d+)?(?:[nµu]?s|ms|sec|secs|min|mins|[hdm]|[kmgtp]i?b|b|bytes|kbps|mbps|%|x)$/i;
+  function nameLikeByRegex(id: string): boolean {
+    const core = id.replace(/^[.:,;@#/-]+/, '');
+    return core.length >= 5 && !/^\d+(?:\.\d+)?$/.test(core) && !QUANTITY.test(core);
+  }
+
+  it('leave out and keep what the regexes alone would, on generated identifiers', () => {
+    const rand = rng(77);
+    const parts = [...ALPHABET, 'F', 'e', 'E9', '1.5e', '+02', '300KB', '12ms', '::', '-.', '#7', '@x'];
+    let volatile = 0;
+    let plain = 0;
+    for (let k = 0; k < 20_000; k++) {
+      const line = randomString(rand, parts, 1 + Math.floor(rand() * 8));
+      const ids = extractIdentifiers(line);
+      expect(stableIdentifiers(line)).toEqual(line.length < 5 ? [] : ids.filter((id) => !VOLATILE.test(id)));
+      for (const id of ids) {
+        expect(isNameLike(id)).toBe(nameLikeByRegex(id));
+        if (VOLATILE.test(id)) volatile++;
+        if (!nameLikeByRegex(id)) plain++;
+      }
+    }
+    // both kinds occur among them
+    expect(volatile).toBeGreaterThan(100);
+    expect(plain).toBeGreaterThan(100);
   });
 });
