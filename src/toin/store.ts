@@ -147,8 +147,7 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
   let flushing: Promise<void> = Promise.resolve();
   const isNew = newObservationFilter();
 
-  const bump = (key: string, tool: string, fields: string[], change: Partial<ShapeRecord>) => {
-    const at = iso();
+  const bump = (key: string, tool: string, fields: string[], change: Partial<ShapeRecord>, at = iso()) => {
     const delta = { ...blankRecord(tool, fields, at), ...change };
     addRecord(state.shapes, key, delta);
     addRecord(pending.shapes, key, delta);
@@ -184,9 +183,12 @@ export async function openToinStore(options: ToinStoreOptions): Promise<ToinStor
   return {
     path: options.path,
     observe(observations) {
+      // one time for the request's observations (a request's path makes them all; issue 19)
+      let at: string | undefined;
       for (const o of observations) {
         if (!isNew(o)) continue;
-        bump(o.shape, o.tool, o.fields, o.event === 'compressed' ? { compressed: 1 } : { dropped: 1 });
+        at ??= iso();
+        bump(o.shape, o.tool, o.fields, o.event === 'compressed' ? { compressed: 1 } : { dropped: 1 }, at);
         for (const hash of o.hashes) {
           const shapes = new Set([...(state.hashes[hash] ?? []), o.shape]);
           state.hashes[hash] = [...shapes];
