@@ -64,6 +64,29 @@ describe('line scanners', () => {
       expect(lineTemplate(line)).toBe(referenceTemplate(line));
       lines.push(line);
     }
+    // hex ids of both forms and cases, word boundaries, runs across the 160th character
+    const richer = [
+      ...alphabet,
+      'X',
+      'F',
+      'D',
+      'z',
+      '0x',
+      '0X1f',
+      'deadbeef',
+      'C0FFEE1',
+      '1234567',
+      '\ufeff',
+      '\u3000',
+      '\u2029',
+      '"q"',
+      '\\"',
+    ];
+    for (let k = 0; k < 20_000; k++) {
+      const line = randomString(rand, richer, Math.floor(rand() * (rand() < 0.2 ? 300 : 30)));
+      expect(lineTemplate(line)).toBe(referenceTemplate(line));
+      lines.push(line);
+    }
     // all lines at once: no quote or blank run reaches into the next line
     for (let k = 0; k < lines.length; k += 7)
       expect(lineTemplates(lines.slice(k, k + 7))).toEqual(lines.slice(k, k + 7).map(referenceTemplate));
