@@ -133,9 +133,8 @@ const SPELLED_MEMO_FROM = 256;
  * skips every earlier message of a conversation on each turn, and a lookup
  * (by length, then a comparison with the same string object: `TextLru`, no
  * V8 string hash) is far cheaper than measuring the text again (principle
- * 4). Exact; bounded by
- * the bytes of the strings it holds, as V8 keeps them (the server's share of
- * `--memo-max-bytes`, see memo-budget.ts).
+ * 4). Exact; bounded by the bytes of the strings it holds, as V8 keeps them
+ * (the server's share of `--memo-max-bytes`, see memo-budget.ts).
  */
 let spelledMemo = createSpelledMemo(engineMemoLimit('spelled_lengths'));
 

@@ -177,6 +177,14 @@ describe('cheap bounds of a count', () => {
       expect(tok.preTokens!(' '.repeat(3000))).toBeGreaterThan(10);
       const messages = [{ role: 'user' as const, content: texts.join('\n') }];
       expect(tok.countMessagesAtMost!(messages)).toBeGreaterThanOrEqual(tok.countMessages(messages));
+      // with a bound to stay within: the bytes alone when they are within it, else tightened by the
+      // counts known (a new message whose text was just counted), and an upper bound either way
+      const again = [{ role: 'user' as const, content: messages[0]!.content }];
+      const bytes = tok.countMessagesAtMost!(again, Number.MAX_SAFE_INTEGER);
+      const tight = tok.countMessagesAtMost!(again, 0);
+      expect(tight).toBe(tok.countMessagesAtMost!(again));
+      expect(tight).toBeLessThan(bytes);
+      expect(tight).toBeGreaterThanOrEqual(tok.countMessages(messages));
     }
   });
 
