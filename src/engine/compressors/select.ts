@@ -297,7 +297,7 @@ function nextIdentifier(text: string, at: number): number {
         keepHash = h;
       }
     }
-    if (keep - start >= 5 && (keepMarks & ID_MARK) !== 0) {
+    if (keep - start >= MIN_ID && (keepMarks & ID_MARK) !== 0) {
       SPAN[0] = start;
       SPAN[1] = keep;
       SPAN[2] = keepHash ^ (keepHash >>> 15);
