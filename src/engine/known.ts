@@ -12,10 +12,10 @@
  * elements (under 10^-9 for a hundred thousand): each lane collides as a
  * random 32-bit hash would (a million generated lines, identifiers, numbers
  * and strings differing only at odd places: 97-128 collisions a lane, ~116
- * expected), and 3 million of each gave no 64-bit collision. The answer is then "seen":
- * a compressor keeps one line less or names one identifier less in an index
- * (the text stays in the CCR store), and it is the same on every turn
- * (principle 2).
+ * expected), and 3 million of each gave no 64-bit collision. The answer is
+ * then "seen": a compressor keeps one line less or names one identifier
+ * less in an index (the text stays in the CCR store), and it is the same on
+ * every turn (principle 2).
  */
 import { ID_CHAR, ID_CLASS, ID_MARK, TRAILING_CHARS } from './identifiers.js';
 import { KNOWN_WASM } from './wasm/known-wasm.js';
