@@ -10,26 +10,35 @@
  */
 export const ID_CHAR = 1;
 export const ID_MARK = 2;
-/** Class bits (`ID_CHAR`, `ID_MARK`) of each ASCII character. */
+/** An identifier character an identifier does not end with (`TRAILING_CHARS`). */
+export const ID_TRAILING = 4;
+/** Punctuation an identifier does not end with (left out when a run ends with it). */
+export const TRAILING_CHARS = '.:,;@#-';
+/** Class bits (`ID_CHAR`, `ID_MARK`, `ID_TRAILING`) of each ASCII character. */
 export const ID_CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
-  if (/[A-Za-z0-9_.:/@#-]/.test(ch)) ID_CLASS[c] = ID_CHAR | (/[0-9/_.:]/.test(ch) ? ID_MARK : 0);
+  if (/[A-Za-z0-9_.:/@#-]/.test(ch))
+    ID_CLASS[c] =
+      ID_CHAR | (/[0-9/_.:]/.test(ch) ? ID_MARK : 0) | (TRAILING_CHARS.includes(ch) ? ID_TRAILING : 0);
 }
 /** Shortest identifier. */
-const MIN_ID = 5;
+export const MIN_ID = 5;
+
+/** The identifier `nextIdentifier` found last: its start and end in its text, and a 32-bit hash of its characters. */
+export const IDENTIFIER_SPAN = new Int32Array(3);
 
 /**
- * Identifier-like strings of a text, trailing punctuation removed, in order of
- * appearance: maximal runs of at least 5 identifier characters
- * (`[A-Za-z0-9_.:/@#-]{5,}`) that hold one of `[0-9/_.:]`. One pass over the
- * character codes (about twice the speed of the regex it replaces, and the
- * same runs).
+ * The next identifier of `text` at or after `at`: a maximal run of identifier
+ * characters, trailing punctuation left out, of at least `MIN_ID` that holds
+ * a mark (what `extractIdentifiers` lists). Its span and a hash of its
+ * characters (for counting without cutting it out, `select.ts`) go to
+ * `IDENTIFIER_SPAN`; returns where the next one may start, or -1 when there
+ * is none. One pass over the character codes.
  */
-export function extractIdentifiers(text: string): string[] {
-  const out: string[] = [];
+export function nextIdentifier(text: string, at: number): number {
   const n = text.length;
-  let i = 0;
+  let i = at;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c >= 128 || ID_CLASS[c] === 0) {
@@ -37,34 +46,44 @@ export function extractIdentifiers(text: string): string[] {
       continue;
     }
     const start = i;
+    let keep = i;
     let marks = 0;
+    let keepMarks = 0;
+    let h = 0x811c9dc5 | 0;
+    let keepHash = h;
     for (; i < n; i++) {
       const k = text.charCodeAt(i);
       const cls = k < 128 ? ID_CLASS[k]! : 0;
       if (cls === 0) break;
       marks |= cls;
+      h = Math.imul(h ^ k, 0x01000193);
+      if ((cls & ID_TRAILING) === 0) {
+        keep = i + 1;
+        keepMarks = marks;
+        keepHash = h;
+      }
     }
-    if (i - start < MIN_ID || !(marks & ID_MARK)) continue;
-    let end = i;
-    while (end > start && TRAILING_CHARS.includes(text[end - 1]!)) end--;
-    if (end - start < MIN_ID) continue;
-    if (end === i) out.push(text.slice(start, end));
-    else {
-      // the mark may have been in the trailing punctuation only
-      const run = text.slice(start, end);
-      if (hasMark(run)) out.push(run);
+    if (keep - start >= MIN_ID && (keepMarks & ID_MARK) !== 0) {
+      IDENTIFIER_SPAN[0] = start;
+      IDENTIFIER_SPAN[1] = keep;
+      IDENTIFIER_SPAN[2] = keepHash ^ (keepHash >>> 15);
+      return i;
     }
   }
+  return -1;
+}
+
+/**
+ * Identifier-like strings of a text, trailing punctuation removed, in order of
+ * appearance: maximal runs of at least 5 identifier characters
+ * (`[A-Za-z0-9_.:/@#-]{5,}`) that hold one of `[0-9/_.:]` (`nextIdentifier`).
+ */
+export function extractIdentifiers(text: string): string[] {
+  const out: string[] = [];
+  for (let at = nextIdentifier(text, 0); at >= 0; at = nextIdentifier(text, at))
+    out.push(text.slice(IDENTIFIER_SPAN[0]!, IDENTIFIER_SPAN[1]!));
   return out;
 }
-
-function hasMark(run: string): boolean {
-  for (let k = 0; k < run.length; k++) if (ID_CLASS[run.charCodeAt(k)]! & ID_MARK) return true;
-  return false;
-}
-
-/** Punctuation an identifier does not end with (left out when a run ends with it). */
-export const TRAILING_CHARS = '.:,;@#-';
 
 /** A number with a unit (`12ms`, `1.5s`, `300KB`, `42%`): a measurement, not a name. */
 const QUANTITY_RE = /^\d+(?:\.\d+)?(?:[nµu]?s|ms|sec|secs|min|mins|[hdm]|[kmgtp]i?b|b|bytes|kbps|mbps|%|x)$/i;

@@ -17,7 +17,7 @@
  * less in an index (the text stays in the CCR store), and it is the same on
  * every turn (principle 2).
  */
-import { ID_CHAR, ID_CLASS, ID_MARK, TRAILING_CHARS } from './identifiers.js';
+import { ID_CHAR, ID_CLASS, IDENTIFIER_SPAN, nextIdentifier } from './identifiers.js';
 import { KNOWN_WASM } from './wasm/known-wasm.js';
 
 /** Identifiers a compressor may ask about: a `Set`, or the history's `NameSet`. */
@@ -87,8 +87,7 @@ const HASHES_AT = 128;
 /** Characters per chunk: the chunk area's 32 KiB, UTF-16. */
 const CHUNK = 16_384;
 
-/** Class bits of the compiled scans' table besides `ID_CLASS`'s (`ID_CHAR` 1, `ID_MARK` 2). */
-const TRAILING = 4;
+/** The class bit of the compiled scans' table besides `ID_CLASS`'s (`ID_CHAR` 1, `ID_MARK` 2, `ID_TRAILING` 4). */
 const SPACE = 8;
 
 let compiled: { scans: Scans; bytes: Buffer; hashes: Int32Array } | null | undefined;
@@ -110,10 +109,7 @@ function scans(): typeof compiled {
   }
   const exports = instance.exports as unknown as Scans;
   const bytes = Buffer.from(exports.memory.buffer);
-  for (let c = 0; c < 128; c++) {
-    const ch = String.fromCharCode(c);
-    bytes[c] = ID_CLASS[c]! | (TRAILING_CHARS.includes(ch) ? TRAILING : 0) | (isTrimmed(c) ? SPACE : 0);
-  }
+  for (let c = 0; c < 128; c++) bytes[c] = ID_CLASS[c]! | (isTrimmed(c) ? SPACE : 0);
   compiled = { scans: exports, bytes, hashes: new Int32Array(exports.memory.buffer, HASHES_AT) };
   return compiled;
 }
@@ -280,25 +276,12 @@ export class NameSet extends ScannedSet implements KnownNames {
     return compiledScans.ids(n);
   }
 
-  /** The next run of identifier characters, as `extractIdentifiers` takes it. */
+  /** The next identifier at or after `at` (`nextIdentifier`, as `extractIdentifiers` takes them). */
   protected addFrom(text: string, at: number): number {
-    let start = at;
-    while (start < text.length && !isIdChar(text.charCodeAt(start))) start++;
-    let end = start;
-    let marks = 0;
-    let keep = start;
-    let keepMarks = 0;
-    for (; end < text.length; end++) {
-      const c = text.charCodeAt(end);
-      if (!isIdChar(c)) break;
-      marks |= ID_CLASS[c]!;
-      if (!TRAILING_CHARS.includes(text[end]!)) {
-        keep = end + 1;
-        keepMarks = marks;
-      }
-    }
-    if (keep - start >= 5 && keepMarks & ID_MARK) this.addSpan(text, start, keep);
-    return end;
+    const next = nextIdentifier(text, at);
+    if (next < 0) return text.length;
+    this.addSpan(text, IDENTIFIER_SPAN[0]!, IDENTIFIER_SPAN[1]!);
+    return next;
   }
 }
 

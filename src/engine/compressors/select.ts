@@ -1,4 +1,4 @@
-import { extractIdentifiers, ID_CLASS, ID_MARK, isNameLike, TRAILING_CHARS } from '../identifiers.js';
+import { extractIdentifiers, IDENTIFIER_SPAN, isNameLike, MIN_ID, nextIdentifier } from '../identifiers.js';
 import type { KnownNames } from '../known.js';
 import { approxTokens, isBlank } from './lines.js';
 
@@ -186,21 +186,8 @@ export function omittedIdentifiers(
 
 const NO_NAMES: ReadonlySet<string> = new Set();
 
-/** Shortest identifier: a shorter text holds none. */
-const MIN_ID = 5;
-
 /** The count of an identifier that never counts (a volatile one). */
 const IGNORED = -1;
-
-/** Class bits of each ASCII character: `ID_CLASS`'s (`ID_CHAR` 1, `ID_MARK` 2), and 4 for trailing punctuation. */
-const TRAILING = 4;
-const CLASS = new Uint8Array(128);
-for (let c = 0; c < 128; c++)
-  CLASS[c] =
-    ID_CLASS[c]! === 0 ? 0 : ID_CLASS[c]! | (TRAILING_CHARS.includes(String.fromCharCode(c)) ? TRAILING : 0);
-
-/** The last identifier `nextIdentifier` found: its start and end in its text, and the hash of its characters. */
-const SPAN = new Int32Array(3);
 
 /**
  * `omittedIdentifiers` where the names in `alsoSeen` count as seen earlier
@@ -231,7 +218,7 @@ export function omittedIdentifiersExcept(
         if (counts.count[k]! > 0) counts.count[k]! += 1;
         continue;
       }
-      const id = text.slice(SPAN[0]!, SPAN[1]!);
+      const id = text.slice(IDENTIFIER_SPAN[0]!, IDENTIFIER_SPAN[1]!);
       // a volatile one is never counted, as `stableIdentifiers` leaves it out
       const n = !isStable(id) ? IGNORED : seen.has(id) || alsoSeen.has(id) || !isNameLike(id) ? 0 : 1;
       counts.add(-1 - k, id, n);
@@ -264,50 +251,6 @@ export function omittedIdentifiersExcept(
 }
 
 /**
- * The next identifier of `text` at or after `at`, as `extractIdentifiers`
- * takes them (a run of identifier characters holding a mark, at least 5 long
- * once trailing punctuation is left out), hashed on the way: its span and
- * hash go to `SPAN`; returns where the next one may start, or -1 when there
- * is none.
- */
-function nextIdentifier(text: string, at: number): number {
-  const n = text.length;
-  let i = at;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c >= 128 || CLASS[c] === 0) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let keep = i;
-    let marks = 0;
-    let keepMarks = 0;
-    let h = 0x811c9dc5 | 0;
-    let keepHash = h;
-    for (; i < n; i++) {
-      const k = text.charCodeAt(i);
-      const cls = k < 128 ? CLASS[k]! : 0;
-      if (cls === 0) break;
-      marks |= cls;
-      h = Math.imul(h ^ k, 0x01000193);
-      if ((cls & TRAILING) === 0) {
-        keep = i + 1;
-        keepMarks = marks;
-        keepHash = h;
-      }
-    }
-    if (keep - start >= MIN_ID && (keepMarks & ID_MARK) !== 0) {
-      SPAN[0] = start;
-      SPAN[1] = keep;
-      SPAN[2] = keepHash ^ (keepHash >>> 15);
-      return i;
-    }
-  }
-  return -1;
-}
-
-/**
  * Identifiers found by `nextIdentifier`, counted: an open-addressing table
  * of their hashes and entries, the entries in order of first occurrence. A
  * span matches an entry when its characters are the entry's (compared in
@@ -319,11 +262,11 @@ class IdentifierCounts {
   readonly ids: string[] = [];
   readonly count: number[] = [];
 
-  /** The entry of the identifier in `SPAN` (of `text`), or -1 - the slot where it would go. */
+  /** The entry of the identifier in `IDENTIFIER_SPAN` (of `text`), or -1 - the slot where it would go. */
   find(text: string): number {
-    const start = SPAN[0]!;
-    const length = SPAN[1]! - start;
-    const h = SPAN[2]!;
+    const start = IDENTIFIER_SPAN[0]!;
+    const length = IDENTIFIER_SPAN[1]! - start;
+    const h = IDENTIFIER_SPAN[2]!;
     const { slots } = this;
     const mask = (slots.length >> 1) - 1;
     for (let s = h & mask; ; s = (s + 1) & mask) {
@@ -335,11 +278,11 @@ class IdentifierCounts {
     }
   }
 
-  /** Adds `id` (the identifier in `SPAN`) at `slot`, with count `n`. */
+  /** Adds `id` (the identifier in `IDENTIFIER_SPAN`) at `slot`, with count `n`. */
   add(slot: number, id: string, n: number): void {
     this.ids.push(id);
     this.count.push(n);
-    this.slots[2 * slot] = SPAN[2]!;
+    this.slots[2 * slot] = IDENTIFIER_SPAN[2]!;
     this.slots[2 * slot + 1] = this.ids.length;
     if (4 * this.ids.length >= this.slots.length) this.grow();
   }
