@@ -143,3 +143,25 @@ export function randomString(rand: () => number, alphabet: readonly string[], le
   for (let j = 0; j < length; j++) s += alphabet[Math.floor(rand() * alphabet.length)];
   return s;
 }
+
+/**
+ * Pieces identifiers are made of and end at (`identifiers.ts`): letters,
+ * digits, marks, trailing punctuation, spaces; fuzzed texts add their own.
+ */
+export const IDENTIFIER_PIECES: readonly string[] = [
+  'a',
+  'Z',
+  '7',
+  '0',
+  '_',
+  '.',
+  ':',
+  '/',
+  '@',
+  '#',
+  '-',
+  ',',
+  ';',
+  ' ',
+  ' ',
+];

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { extractIdentifiers } from '../../src/engine/identifiers.js';
 import { LineSet, lineKey, MIN_LINE_CHARS, NameSet } from '../../src/engine/known.js';
-import { randomString, rng } from './helpers.js';
+import { IDENTIFIER_PIECES, randomString, rng } from './helpers.js';
 
 /** Longer than a chunk of the compiled scans (16,384 characters). */
 const LONG = 40_000;
@@ -11,21 +11,7 @@ const LONG = 40_000;
 function texts(seed: number): string[] {
   const rand = rng(seed);
   const alphabet = [
-    'a',
-    'Z',
-    '7',
-    '0',
-    '_',
-    '.',
-    ':',
-    '/',
-    '@',
-    '#',
-    '-',
-    ',',
-    ';',
-    ' ',
-    ' ',
+    ...IDENTIFIER_PIECES,
     '\n',
     '\n',
     '\t',
